@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages hotpath needs to build, test and benchmark; skips those present.
+set -euo pipefail
+
+packages=(
+    # build
+    g++ cmake ninja-build pkg-config
+    libboost1.81-dev libboost-json1.81-dev libfmt-dev libcli11-dev liburing-dev
+    libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libtomlplusplus-dev
+    # sanitizers and fuzzing (clang 14)
+    clang-14 libclang-rt-14-dev
+    # peers for tests and benchmarks
+    curl nginx-light wrk apache2-utils nghttp2-client procps
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    echo "install-deps: all ${#packages[@]} packages present"
+    exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+    sudo=sudo
+else
+    sudo=
+fi
+export DEBIAN_FRONTEND=noninteractive
+$sudo apt-get update -qq
+$sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# The nginx package starts a system service on install; hotpath runs its own nginx instances.
+if command -v systemctl >/dev/null 2>&1 && systemctl is-active --quiet nginx 2>/dev/null; then
+    $sudo systemctl stop nginx || true
+fi
+echo "install-deps: done"

@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Builds and runs every test: release and ASan+UBSan builds under ctest, then each fuzzer for a bounded time.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+JOBS=${JOBS:-$(nproc)}
+
+bash scripts/install-deps.sh
+
+echo "== release build and tests"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$JOBS"
+ctest --preset release -j "$JOBS"
+
+echo "== ASan+UBSan build and tests"
+cmake --preset dev >/dev/null
+cmake --build --preset dev -j "$JOBS"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest --preset dev -j "$JOBS"
+
+if command -v clang++-14 >/dev/null 2>&1; then
+    echo "== fuzzers, ${FUZZ_SECONDS}s each"
+    cmake --preset fuzz >/dev/null
+    cmake --build --preset fuzz -j "$JOBS"
+    for target in request_parser chunked_decoder; do
+        work=$(mktemp -d)
+        cp -r "fuzz/corpus/${target}/." "$work/"
+        "build/fuzz/fuzz/${target}_fuzz" -max_total_time="$FUZZ_SECONDS" -dict=fuzz/http.dict \
+            -artifact_prefix="$work/" -print_final_stats=1 "$work" 2>&1 | tail -n 12
+        rm -rf "$work"
+    done
+else
+    echo "== fuzzers skipped: clang++-14 not installed"
+fi
+echo "== all tests passed"
