@@ -1,0 +1,32 @@
+// The project's error codes: one enum, one std::error_category, so failures are values.
+#pragma once
+
+#include <system_error>
+
+namespace hotpath {
+
+// Every failure a hot path can report. Values are stable: reports and counters use them.
+enum class errc {
+    ok = 0,
+    bad_request,       // malformed HTTP message (RFC 9112 syntax)
+    uri_too_long,      // request line over the limit
+    headers_too_large, // header section over the byte or field-count limit
+    body_too_large,    // body over the limit
+    not_implemented,   // unknown transfer coding or unsupported feature
+    version_not_supported,
+    timeout,        // a deadline passed
+    closed,         // the peer closed the connection
+    shutting_down,  // the server or client is stopping
+    handler_failed, // an exception escaped a handler
+};
+
+const std::error_category& error_category() noexcept;
+
+inline std::error_code make_error_code(errc e) noexcept {
+    return {static_cast<int>(e), error_category()};
+}
+
+} // namespace hotpath
+
+template <>
+struct std::is_error_code_enum<hotpath::errc> : std::true_type {};

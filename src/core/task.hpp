@@ -1,0 +1,157 @@
+// task<T>: a lazy C++20 coroutine that an event loop or another coroutine awaits; frames are recycled.
+#pragma once
+
+#include "core/frame_allocator.hpp"
+
+#include <coroutine>
+#include <exception>
+#include <optional>
+#include <utility>
+
+namespace hotpath {
+
+template <typename T = void>
+class task;
+
+namespace detail {
+
+// Shared by every task promise: the continuation to resume when done, or a callback for a top-level task
+// started by non-coroutine code (a connection), and the exception that escaped the body, if any.
+struct promise_base {
+    std::coroutine_handle<> continuation;
+    void (*on_done)(void* context) noexcept = nullptr;
+    void* on_done_context = nullptr;
+    std::exception_ptr error;
+
+    static void* operator new(std::size_t bytes) { return frame_allocator::allocate(bytes); }
+    static void operator delete(void* frame, std::size_t bytes) noexcept { frame_allocator::deallocate(frame, bytes); }
+
+    std::suspend_always initial_suspend() const noexcept { return {}; }
+
+    struct final_awaiter {
+        bool await_ready() const noexcept { return false; }
+        template <typename Promise>
+        std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> self) const noexcept {
+            promise_base& p = self.promise();
+            if (p.continuation) {
+                return p.continuation;
+            }
+            if (p.on_done != nullptr) {
+                // The callback may destroy this frame: nothing below touches it.
+                p.on_done(p.on_done_context);
+            }
+            return std::noop_coroutine();
+        }
+        void await_resume() const noexcept {}
+    };
+    final_awaiter final_suspend() const noexcept { return {}; }
+
+    void unhandled_exception() noexcept { error = std::current_exception(); }
+};
+
+template <typename T>
+struct promise final : promise_base {
+    std::optional<T> value;
+
+    task<T> get_return_object() noexcept;
+    template <typename U>
+    void return_value(U&& v) {
+        value.emplace(std::forward<U>(v));
+    }
+};
+
+template <>
+struct promise<void> final : promise_base {
+    task<void> get_return_object() noexcept;
+    void return_void() const noexcept {}
+};
+
+} // namespace detail
+
+// A unique owner of a coroutine frame. Started by co_await (symmetric transfer, no stack growth) or by
+// start() from non-coroutine code. Destroying a task destroys its frame; destroy only a task that is done
+// or was never started.
+template <typename T>
+class [[nodiscard]] task {
+public:
+    using promise_type = detail::promise<T>;
+    using handle_type = std::coroutine_handle<promise_type>;
+
+    task() noexcept = default;
+    explicit task(handle_type h) noexcept : handle_(h) {}
+    task(task&& other) noexcept : handle_(std::exchange(other.handle_, {})) {}
+    task& operator=(task&& other) noexcept {
+        if (this != &other) {
+            reset();
+            handle_ = std::exchange(other.handle_, {});
+        }
+        return *this;
+    }
+    task(const task&) = delete;
+    task& operator=(const task&) = delete;
+    ~task() { reset(); }
+
+    bool valid() const noexcept { return static_cast<bool>(handle_); }
+    bool done() const noexcept { return handle_ && handle_.done(); }
+
+    // Runs the coroutine until its first suspension. Returns true when it already finished; otherwise
+    // `on_done(context)` is called once it finishes (from the event loop that resumes it).
+    bool start(void (*on_done)(void*) noexcept, void* context) noexcept {
+        handle_.resume();
+        if (handle_.done()) {
+            return true;
+        }
+        handle_.promise().on_done = on_done;
+        handle_.promise().on_done_context = context;
+        return false;
+    }
+
+    // The exception that escaped the coroutine body, if any (valid once done).
+    std::exception_ptr error() const noexcept { return handle_.promise().error; }
+
+    void reset() noexcept {
+        if (handle_) {
+            handle_.destroy();
+            handle_ = {};
+        }
+    }
+
+    // Awaiting a task starts it and resumes the awaiter when it finishes; exceptions propagate.
+    auto operator co_await() && noexcept {
+        struct awaiter {
+            handle_type handle;
+            bool await_ready() const noexcept { return false; }
+            std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
+                handle.promise().continuation = awaiting;
+                return handle;
+            }
+            T await_resume() {
+                if (handle.promise().error) {
+                    std::rethrow_exception(handle.promise().error);
+                }
+                if constexpr (!std::is_void_v<T>) {
+                    return std::move(*handle.promise().value);
+                }
+            }
+        };
+        return awaiter{handle_};
+    }
+
+private:
+    handle_type handle_;
+};
+
+namespace detail {
+
+template <typename T>
+task<T> promise<T>::get_return_object() noexcept {
+    return task<T>{std::coroutine_handle<promise<T>>::from_promise(*this)};
+}
+
+inline task<void> promise<void>::get_return_object() noexcept {
+    return task<void>{std::coroutine_handle<promise<void>>::from_promise(*this)};
+}
+
+} // namespace detail
+
+} // namespace hotpath

@@ -1,0 +1,388 @@
+// Finds the end of an HTTP/1.x request head incrementally, then validates and splits it in one pass (RFC 9112).
+#include "http/request_parser.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <limits>
+
+namespace hotpath::http {
+namespace {
+
+// RFC 9112 §2.2 asks to ignore "at least one" empty line before a request; more than this many is not a
+// client bug but garbage.
+constexpr std::size_t max_leading_empty_lines = 8;
+
+// Content-Length values above this are rejected: no body that large can exist, and the bound keeps the
+// arithmetic of callers (offsets, remaining bytes) free of overflow.
+constexpr std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();
+
+// Byte classes, one bit each, in a 256-entry table: one load and one test per byte, no range comparisons.
+enum : std::uint8_t {
+    tchar_bit = 1,  // RFC 9110 §5.6.2 tchar: method and field-name bytes
+    target_bit = 2, // request-target bytes accepted: VCHAR 0x21-0x7E (no SP, CTL, DEL; obs-text too is refused)
+    value_bit = 4,  // RFC 9110 §5.5 field-value bytes: VCHAR, obs-text 0x80-0xFF, SP and HTAB
+};
+
+constexpr std::array<std::uint8_t, 256> make_classes() noexcept {
+    constexpr std::string_view tchar_symbols = "!#$%&'*+-.^_`|~";
+    std::array<std::uint8_t, 256> table{};
+    for (unsigned c = 0; c < 256; ++c) {
+        const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+        const bool vchar = c >= 0x21 && c <= 0x7e;
+        unsigned bits = 0;
+        if (alnum || tchar_symbols.find(static_cast<char>(c)) != std::string_view::npos) {
+            bits |= tchar_bit;
+        }
+        if (vchar) {
+            bits |= target_bit;
+        }
+        if (vchar || c >= 0x80 || c == ' ' || c == '\t') {
+            bits |= value_bit;
+        }
+        table[c] = static_cast<std::uint8_t>(bits);
+    }
+    return table;
+}
+
+constexpr std::array<std::uint8_t, 256> classes = make_classes();
+
+inline bool is(char c, std::uint8_t bit) noexcept {
+    return (classes[static_cast<unsigned char>(c)] & bit) != 0;
+}
+
+inline bool is_ows(char c) noexcept {
+    return c == ' ' || c == '\t';
+}
+
+std::string_view trim_ows(std::string_view s) noexcept {
+    while (!s.empty() && is_ows(s.front())) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && is_ows(s.back())) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+constexpr parse_result fail(status s) noexcept {
+    return {parse_status::error, 0, s};
+}
+
+// RFC 9110 §8.6: Content-Length = 1*DIGIT. A list ("5, 5"), a sign, spaces inside or hex are all refused.
+bool parse_content_length(std::string_view value, std::uint64_t& out) noexcept {
+    if (value.empty()) {
+        return false;
+    }
+    std::uint64_t n = 0;
+    for (const char c : value) {
+        if (c < '0' || c > '9') {
+            return false;
+        }
+        const auto digit = static_cast<std::uint64_t>(c - '0');
+        if (n > (max_content_length - digit) / 10) {
+            return false;
+        }
+        n = n * 10 + digit;
+    }
+    out = n;
+    return true;
+}
+
+// RFC 9110 §7.6.1: Connection is a comma-separated list of tokens; only "close" and "keep-alive" matter here.
+void scan_connection(std::string_view value, bool& close, bool& keep_alive) noexcept {
+    while (!value.empty()) {
+        const std::size_t comma = value.find(',');
+        const std::string_view option = trim_ows(value.substr(0, comma));
+        if (iequals(option, "close")) {
+            close = true;
+        } else if (iequals(option, "keep-alive")) {
+            keep_alive = true;
+        }
+        if (comma == std::string_view::npos) {
+            break;
+        }
+        value.remove_prefix(comma + 1);
+    }
+}
+
+// What the field loop learns about the fields that decide framing and connection reuse.
+struct field_facts {
+    bool host_seen = false;
+    bool content_length_seen = false;
+    std::size_t transfer_encoding_count = 0;
+    bool transfer_encoding_other = false; // a Transfer-Encoding value other than exactly "chunked"
+    bool close = false;
+    bool keep_alive = false;
+    bool expect_continue = false;
+};
+
+// Applies the rules of one field; false when the field alone makes the request invalid (400).
+bool note_field(const field& f, request_head& out, field_facts& facts) noexcept {
+    // Dispatch on length first: most fields match none of these and cost one switch.
+    switch (f.name.size()) {
+    case 4:
+        if (iequals(f.name, "host")) {
+            if (facts.host_seen) {
+                return false; // RFC 9112 §3.2: exactly one Host
+            }
+            facts.host_seen = true;
+            out.host = f.value;
+        }
+        break;
+    case 6:
+        if (iequals(f.name, "expect") && iequals(f.value, "100-continue")) {
+            facts.expect_continue = true;
+        }
+        break;
+    case 10:
+        if (iequals(f.name, "connection")) {
+            scan_connection(f.value, facts.close, facts.keep_alive);
+        }
+        break;
+    case 14:
+        if (iequals(f.name, "content-length")) {
+            // RFC 9112 §6.3 ¶5: several Content-Length fields or a list are refused, even when equal.
+            if (facts.content_length_seen || !parse_content_length(f.value, out.content_length)) {
+                return false;
+            }
+            facts.content_length_seen = true;
+        }
+        break;
+    case 17:
+        if (iequals(f.name, "transfer-encoding")) {
+            // RFC 9110 §5.3: several fields form one list, so a second field is a second coding.
+            ++facts.transfer_encoding_count;
+            if (!iequals(f.value, "chunked")) {
+                facts.transfer_encoding_other = true;
+            }
+        }
+        break;
+    default:
+        break;
+    }
+    return true;
+}
+
+// Validates the request line at p[start, line_end) (line_end is just past its LF) and fills the head's
+// request-line members. Loops need no bounds checks: each stops at the LF, which is in none of the classes.
+status parse_request_line(const char* p, std::size_t start, std::size_t line_end, request_head& out) noexcept {
+    // RFC 9112 §3: request-line = method SP request-target SP HTTP-version; method = token.
+    std::size_t i = start;
+    while (is(p[i], tchar_bit)) {
+        ++i;
+    }
+    if (i == start || p[i] != ' ') {
+        return status::bad_request;
+    }
+    out.method_token = {p + start, i - start};
+    out.method = to_method(out.method_token);
+
+    // §3.2: the target contains no whitespace or control characters.
+    const std::size_t target_start = ++i;
+    while (is(p[i], target_bit)) {
+        ++i;
+    }
+    if (i == target_start || p[i] != ' ') {
+        return status::bad_request;
+    }
+    out.target = {p + target_start, i - target_start};
+    const std::size_t question = out.target.front() == '/' ? out.target.find('?') : std::string_view::npos;
+    out.path = out.target.substr(0, question);
+    out.query = question == std::string_view::npos ? std::string_view{} : out.target.substr(question + 1);
+
+    // §2.3: HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive, then CRLF (§2.2).
+    const char* v = p + i + 1;
+    if (line_end - (i + 1) != 10 || std::memcmp(v, "HTTP/", 5) != 0 || v[5] < '0' || v[5] > '9' || v[6] != '.' ||
+        v[7] < '0' || v[7] > '9' || v[8] != '\r') {
+        return status::bad_request;
+    }
+    if (v[5] != '1' || v[7] > '1') {
+        return status::http_version_not_supported;
+    }
+    out.version_minor = static_cast<std::uint8_t>(v[7] - '0');
+    return status::none;
+}
+
+// Validates the whole head p[start, head_end) whose request line ends at line_end, and fills `out`.
+// Invariant relied on by the unchecked loops: p[head_end - 4, head_end) is the first "\r\n\r\n" after
+// the request line, so every line ends in a CR or LF before head_end and CR/LF stop every loop.
+status parse_head(const char* p, std::size_t start, std::size_t line_end, std::size_t head_end,
+                  request_head& out) noexcept {
+    if (const status s = parse_request_line(p, start, line_end, out); s != status::none) {
+        return s;
+    }
+    out.field_count = 0;
+    out.framing = body_framing::none;
+    out.content_length = 0;
+    out.host = {};
+
+    field_facts facts;
+    const std::size_t fields_end = head_end - 2; // the empty line
+    std::size_t i = line_end;
+    while (i < fields_end) {
+        // RFC 9112 §5: field-line = field-name ":" OWS field-value OWS. A leading SP/HTAB (obs-fold, §5.2),
+        // an empty name, whitespace before the colon and a bare CR or LF all fail the ':' test.
+        const std::size_t name_start = i;
+        while (is(p[i], tchar_bit)) {
+            ++i;
+        }
+        if (i == name_start || p[i] != ':') {
+            return status::bad_request;
+        }
+        const std::size_t name_end = i++;
+        while (is_ows(p[i])) {
+            ++i;
+        }
+        const std::size_t value_start = i;
+        while (is(p[i], value_bit)) {
+            ++i;
+        }
+        if (p[i] != '\r' || p[i + 1] != '\n') {
+            return status::bad_request; // a CTL, DEL, bare CR or bare LF in the value
+        }
+        std::size_t value_end = i;
+        while (value_end > value_start && is_ows(p[value_end - 1])) {
+            --value_end;
+        }
+        i += 2;
+
+        // Each field line holds one LF counted in field_lines_, which parse() bounded by the capacity.
+        field& f = out.fields[out.field_count++];
+        f.name = {p + name_start, name_end - name_start};
+        f.value = {p + value_start, value_end - value_start};
+        if (!note_field(f, out, facts)) {
+            return status::bad_request;
+        }
+    }
+
+    const bool http11 = out.version_minor == 1;
+    if (http11 && !facts.host_seen) {
+        return status::bad_request; // RFC 9112 §3.2: a 1.1 request without Host
+    }
+    if (facts.transfer_encoding_count != 0) {
+        // RFC 9112 §6.1: Transfer-Encoding in 1.0 means faulty framing.
+        // RFC 9112 §6.3 ¶3: Transfer-Encoding with Content-Length is a smuggling attempt.
+        if (!http11 || facts.content_length_seen) {
+            return status::bad_request;
+        }
+        // RFC 9112 §6.1: a coding we do not implement → 501; chunked must be the only one (and applied once).
+        if (facts.transfer_encoding_count > 1 || facts.transfer_encoding_other) {
+            return status::not_implemented;
+        }
+        out.framing = body_framing::chunked;
+    } else if (facts.content_length_seen) {
+        out.framing = body_framing::content_length;
+    }
+    // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
+    out.keep_alive = !facts.close && (http11 || facts.keep_alive);
+    // RFC 9110 §10.1.1: a 100-continue expectation in a 1.0 request is ignored.
+    out.expect_continue = http11 && facts.expect_continue;
+    return status::none;
+}
+
+} // namespace
+
+parse_result request_parser::parse(std::string_view input, request_head& out) noexcept {
+    const char* const p = input.data();
+    const std::size_t n = input.size();
+    const limits& lim = *limits_;
+
+    // RFC 9112 §2.2: skip a few empty lines before the request line; each must be a whole CRLF.
+    std::size_t start = 0;
+    for (std::size_t empty_lines = 0; start < n && (p[start] == '\r' || p[start] == '\n'); ++empty_lines) {
+        if (p[start] == '\n' || empty_lines == max_leading_empty_lines) {
+            return fail(status::bad_request);
+        }
+        if (start + 1 == n) {
+            return {};
+        }
+        if (p[start + 1] != '\n') {
+            return fail(status::bad_request);
+        }
+        start += 2;
+    }
+    if (start == n) {
+        return {};
+    }
+
+    // Each check is an event at a byte offset (an LF, or the offset where a limit becomes provable) whose answer
+    // depends only on the bytes before it, and events are taken in offset order. So a prefix of the input answers
+    // incomplete or the same as the whole input, whatever the split (at one LF the byte limits are checked
+    // before a bare LF). Errors found in earlier calls are answered again from the state they left.
+    const std::size_t max_count = std::min(lim.max_header_count, max_fields_capacity);
+    if (line_end_ != 0) {
+        if (line_end_ - start > lim.max_request_line_bytes) {
+            return fail(status::uri_too_long);
+        }
+        if (p[line_end_ - 2] != '\r') {
+            return fail(status::bad_request); // bare LF ends the request line
+        }
+        if (field_lines_ > max_count || scanned_ >= line_end_ + lim.max_header_bytes) {
+            return fail(status::request_header_fields_too_large);
+        }
+    }
+
+    // Scan the new bytes LF by LF. The first LF ends the request line; any later LF preceded by "\r\n\r" ends
+    // the head. The look-backs stay inside the buffer: the request line holds at least one byte before its LF,
+    // so at >= 1, and p[at - 1] == '\r' after the request line needs at - 1 >= line_end_ >= 2.
+    std::size_t head_end = 0;
+    std::size_t pos = std::max(scanned_, start);
+    while (pos < n) {
+        const void* lf = std::memchr(p + pos, '\n', n - pos);
+        if (lf == nullptr) {
+            break;
+        }
+        const auto at = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
+        if (line_end_ == 0) {
+            line_end_ = at + 1;
+            scanned_ = line_end_;
+            if (line_end_ - start > lim.max_request_line_bytes) {
+                return fail(status::uri_too_long);
+            }
+            if (p[at - 1] != '\r') {
+                return fail(status::bad_request);
+            }
+        } else {
+            const bool head_ends = p[at - 1] == '\r' && p[at - 2] == '\n' && p[at - 3] == '\r';
+            // RFC 6585 §5: the header section (after the request line, through the empty line) as a prefix
+            // ending at this LF proves it: whole when the head ends here, else at least one byte longer.
+            if (at + (head_ends ? 1 : 2) - line_end_ > lim.max_header_bytes) {
+                scanned_ = at + 1;
+                return fail(status::request_header_fields_too_large);
+            }
+            if (head_ends) {
+                head_end = at + 1;
+                scanned_ = at; // a repeated call finds the same end again
+                break;
+            }
+            if (p[at - 1] != '\r') {
+                scanned_ = at; // a repeated call finds the same bare LF again
+                return fail(status::bad_request);
+            }
+            if (++field_lines_ > max_count) {
+                scanned_ = at + 1;
+                return fail(status::request_header_fields_too_large);
+            }
+        }
+        pos = at + 1;
+    }
+
+    if (head_end == 0) {
+        scanned_ = n;
+        if (line_end_ == 0) {
+            // The line will be at least one byte (its LF) longer than what is buffered.
+            return n - start >= lim.max_request_line_bytes ? fail(status::uri_too_long) : parse_result{};
+        }
+        if (n + 1 - line_end_ > lim.max_header_bytes) {
+            return fail(status::request_header_fields_too_large);
+        }
+        return {};
+    }
+    if (const status s = parse_head(p, start, line_end_, head_end, out); s != status::none) {
+        return fail(s);
+    }
+    return {parse_status::complete, head_end, status::none};
+}
+
+} // namespace hotpath::http

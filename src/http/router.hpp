@@ -1,0 +1,58 @@
+// Route table: method + path pattern ("/users/{id}") → handler id, with path parameters captured as views.
+#pragma once
+
+#include "http/method.hpp"
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hotpath::http {
+
+// Path parameters captured by a match: views into the request path, valid as long as it is.
+struct route_params {
+    static constexpr std::size_t capacity = 8;
+    std::array<std::string_view, capacity> names{};
+    std::array<std::string_view, capacity> values{};
+    std::size_t count = 0;
+
+    // The value of parameter `name`, or an empty view when the route has none by that name.
+    std::string_view find(std::string_view name) const noexcept;
+};
+
+enum class route_status : std::uint8_t { found, not_found, method_not_allowed };
+
+struct route_match {
+    route_status status = route_status::not_found;
+    std::uint32_t handler = 0; // valid when found
+    std::string_view allow;    // when method_not_allowed: the Allow field value, e.g. "GET, HEAD, POST"
+};
+
+// Built once at start-up (add may throw std::invalid_argument on a bad or duplicate pattern), then read by
+// every loop concurrently: match() is const, allocates nothing and throws nothing.
+//
+// Patterns are absolute paths of '/'-separated segments; a segment is literal text or `{name}`, which
+// matches one non-empty segment. A literal route wins over a parameterised one; among parameterised routes,
+// more literal segments win, then the earlier registration. One trailing '/' in the request path is
+// ignored ("/users/" matches "/users"). HEAD is served by the GET handler when no HEAD route exists.
+class router {
+public:
+    router();
+    ~router();
+    router(router&&) noexcept;
+    router& operator=(router&&) noexcept;
+
+    void add(method m, std::string_view pattern, std::uint32_t handler);
+
+    route_match match(method m, std::string_view path, route_params& params) const noexcept;
+
+private:
+    struct route;
+    struct table;
+    std::unique_ptr<table> table_;
+};
+
+} // namespace hotpath::http

@@ -1,0 +1,683 @@
+// Table-driven tests of request_parser: each case is fed whole, split at every offset and byte by byte, always
+// ending at a guard page so that any read past the input crashes the test.
+#include "http/request_parser.hpp"
+
+#include <gtest/gtest.h>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace hotpath::http {
+namespace {
+
+using namespace std::string_view_literals;
+
+// Memory whose last readable byte is followed by a PROT_NONE page: place() copies bytes so that they end at
+// that boundary (as h2o/picohttpparser's test.c does).
+class guarded_buffer {
+public:
+    explicit guarded_buffer(std::size_t capacity) {
+        page_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+        size_ = (capacity + page_ - 1) / page_ * page_;
+        void* p = ::mmap(nullptr, size_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED) {
+            throw std::runtime_error("mmap failed");
+        }
+        base_ = static_cast<char*>(p);
+        if (::mprotect(base_ + size_, page_, PROT_NONE) != 0) {
+            throw std::runtime_error("mprotect failed");
+        }
+    }
+    guarded_buffer(const guarded_buffer&) = delete;
+    guarded_buffer& operator=(const guarded_buffer&) = delete;
+    ~guarded_buffer() { ::munmap(base_, size_ + page_); }
+
+    std::string_view place(std::string_view bytes) {
+        if (bytes.size() > size_) {
+            throw std::length_error("input larger than the guarded buffer");
+        }
+        char* at = base_ + size_ - bytes.size();
+        if (!bytes.empty()) {
+            std::memcpy(at, bytes.data(), bytes.size());
+        }
+        return {at, bytes.size()};
+    }
+
+private:
+    std::size_t page_ = 0;
+    std::size_t size_ = 0;
+    char* base_ = nullptr;
+};
+
+// Only the members that are set are checked.
+struct head_expect {
+    std::optional<std::size_t> consumed{}; // default: the whole input
+    std::optional<http::method> method{};
+    std::optional<std::string_view> method_token{};
+    std::optional<std::string_view> target{};
+    std::optional<std::string_view> path{};
+    std::optional<std::string_view> query{};
+    std::optional<int> minor{};
+    std::optional<bool> keep_alive{};
+    std::optional<bool> expect_continue{};
+    std::optional<body_framing> framing{};
+    std::optional<std::uint64_t> content_length{};
+    std::optional<std::string_view> host{};
+    std::optional<std::size_t> field_count{};
+};
+
+struct ok_case {
+    std::string_view label;
+    std::string_view input;
+    head_expect head;
+};
+
+struct error_case {
+    std::string_view label;
+    std::string_view input;
+    status error;
+};
+
+const limits default_limits{};
+
+// Small limits so that boundary cases fit on one line.
+const limits small_limits{.max_request_line_bytes = 32, .max_header_bytes = 64, .max_header_count = 3};
+
+bool same(const parse_result& a, const parse_result& b) {
+    return a.status == b.status && (a.status != parse_status::complete || a.consumed == b.consumed) &&
+           (a.status != parse_status::error || a.error == b.error);
+}
+
+std::string describe(const parse_result& r) {
+    switch (r.status) {
+    case parse_status::complete:
+        return "complete, consumed " + std::to_string(r.consumed);
+    case parse_status::incomplete:
+        return "incomplete";
+    case parse_status::error:
+        return "error " + std::to_string(to_int(r.error));
+    }
+    return "?";
+}
+
+bool within(std::string_view inner, std::string_view outer) {
+    return inner.empty() ||
+           (inner.data() >= outer.data() && inner.data() + inner.size() <= outer.data() + outer.size());
+}
+
+// Feeds `input` whole, then as a connection would: a prefix of k bytes followed by the whole buffer with the
+// same parser (no reset), for every k; then growing one byte at a time. A prefix may answer incomplete, or
+// exactly what the whole input answers (an error, or a head that ends inside the prefix); the last call
+// must always answer `expected`. Returns the head of the whole-input parse, whose views point into `whole`.
+request_head feed_all_ways(const limits& lim, std::string_view input, const parse_result& expected,
+                           guarded_buffer& whole) {
+    guarded_buffer prefix_buffer(input.size() + 1);
+    const std::string_view placed = whole.place(input);
+
+    request_head head;
+    request_parser parser(lim);
+    const parse_result r = parser.parse(placed, head);
+    EXPECT_TRUE(same(r, expected)) << "whole: got " << describe(r) << ", want " << describe(expected);
+    if (r.status == parse_status::complete) {
+        EXPECT_LE(r.consumed, input.size());
+        for (std::string_view v : {head.method_token, head.target, head.path, head.query, head.host}) {
+            EXPECT_TRUE(within(v, placed.substr(0, r.consumed)));
+        }
+        for (std::size_t i = 0; i < head.field_count; ++i) {
+            EXPECT_TRUE(within(head.fields[i].name, placed.substr(0, r.consumed)));
+            EXPECT_TRUE(within(head.fields[i].value, placed.substr(0, r.consumed)));
+        }
+    }
+    // A repeated call with the same buffer answers the same.
+    request_head again;
+    EXPECT_TRUE(same(parser.parse(placed, again), expected)) << "repeated call";
+
+    for (std::size_t k = 0; k < input.size(); ++k) {
+        request_parser split(lim);
+        request_head scratch;
+        const parse_result first = split.parse(prefix_buffer.place(input.substr(0, k)), scratch);
+        if (first.status != parse_status::incomplete && !same(first, expected)) {
+            ADD_FAILURE() << "prefix of " << k << " bytes: got " << describe(first) << ", want incomplete or "
+                          << describe(expected);
+            break;
+        }
+        const parse_result second = split.parse(prefix_buffer.place(input), scratch);
+        if (!same(second, expected)) {
+            ADD_FAILURE() << "split at " << k << ": got " << describe(second) << ", want " << describe(expected);
+            break;
+        }
+    }
+
+    request_parser growing(lim);
+    request_head scratch;
+    for (std::size_t k = 1; k <= input.size(); ++k) {
+        const parse_result step = growing.parse(prefix_buffer.place(input.substr(0, k)), scratch);
+        if (k == input.size() ? !same(step, expected)
+                              : (step.status != parse_status::incomplete && !same(step, expected))) {
+            ADD_FAILURE() << "growing to " << k << " bytes: got " << describe(step) << ", want " << describe(expected);
+            break;
+        }
+    }
+    return head;
+}
+
+std::string test_name(std::size_t index, std::string_view label) {
+    std::string name = "c" + std::to_string(index) + "_";
+    for (const char c : label) {
+        name += std::isalnum(static_cast<unsigned char>(c)) != 0 ? c : '_';
+    }
+    return name;
+}
+
+// Names each instantiated test after its row: "c<index>_<label>".
+struct by_label {
+    template <class Row>
+    std::string operator()(const testing::TestParamInfo<Row>& row) const {
+        return test_name(row.index, row.param.label);
+    }
+};
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests that parse.
+
+const ok_case ok_cases[] = {
+    {"simple GET",
+     "GET / HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.method = method::get,
+      .method_token = "GET",
+      .target = "/",
+      .path = "/",
+      .query = "",
+      .minor = 1,
+      .keep_alive = true,
+      .expect_continue = false,
+      .framing = body_framing::none,
+      .host = "a",
+      .field_count = 1}},
+    {"wrk-like GET",
+     "GET /index.html HTTP/1.1\r\nHost: localhost:8080\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n",
+     {.method = method::get, .path = "/index.html", .host = "localhost:8080", .field_count = 3}},
+    {"HTTP/1.0 without Host",
+     "GET / HTTP/1.0\r\n\r\n",
+     {.minor = 0, .keep_alive = false, .host = "", .field_count = 0}},
+    {"pipelined stops at first head",
+     "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGET /b HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.consumed = 28, .target = "/a"}},
+    {"pipelined after partial second", "GET /a HTTP/1.1\r\nHost: a\r\n\r\nGARBAGE(", {.consumed = 28}},
+    {"body bytes not consumed",
+     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello",
+     {.consumed = 47, .method = method::post, .framing = body_framing::content_length, .content_length = 5}},
+    {"one leading CRLF skipped", "\r\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", {.consumed = 29, .method = method::get}},
+    {"eight leading CRLFs skipped", "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\nGET / HTTP/1.0\r\n\r\n", {.consumed = 34}},
+    // Methods (RFC 9110 §9): the nine known ones, and any other token.
+    {"method HEAD", "HEAD / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::head}},
+    {"method POST", "POST / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::post}},
+    {"method PUT", "PUT / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::put}},
+    {"method DELETE", "DELETE / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::del}},
+    {"method PATCH", "PATCH / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::patch}},
+    {"method OPTIONS star",
+     "OPTIONS * HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.method = method::options, .target = "*", .path = "*", .query = ""}},
+    {"method TRACE", "TRACE / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::trace}},
+    {"method CONNECT authority-form",
+     "CONNECT a.example:443 HTTP/1.1\r\nHost: a.example:443\r\n\r\n",
+     {.method = method::connect, .target = "a.example:443", .path = "a.example:443", .query = ""}},
+    {"extension method",
+     "PROPFIND /d HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.method = method::other, .method_token = "PROPFIND"}},
+    {"methods are case-sensitive",
+     "get / HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.method = method::other, .method_token = "get"}},
+    {"method of tchar symbols", "!#$%&'*+-.^_`|~09az / HTTP/1.1\r\nHost: a\r\n\r\n", {.method = method::other}},
+    // Target and query split (origin-form only).
+    {"query split",
+     "GET /a/b?x=1&y=2 HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.target = "/a/b?x=1&y=2", .path = "/a/b", .query = "x=1&y=2"}},
+    {"empty query", "GET /a? HTTP/1.1\r\nHost: a\r\n\r\n", {.path = "/a", .query = ""}},
+    {"split at first question mark", "GET /a?b?c HTTP/1.1\r\nHost: a\r\n\r\n", {.path = "/a", .query = "b?c"}},
+    {"absolute-form not split",
+     "GET http://a/p?q HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.target = "http://a/p?q", .path = "http://a/p?q", .query = ""}},
+    {"target with all VCHAR symbols",
+     "GET /!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~ HTTP/1.1\r\nHost: a\r\n\r\n",
+     {.path = "/!\"#$%&'()*+,-./:;<=>", .query = "@[\\]^_`{|}~"}},
+    // Fields: OWS trimmed, obs-text allowed in values, names case-insensitive.
+    {"OWS trimmed", "GET / HTTP/1.1\r\nHost: \t a \t\r\nX-A:b\r\n\r\n", {.host = "a", .field_count = 2}},
+    {"empty value", "GET / HTTP/1.1\r\nHost: a\r\nX-Empty:\r\n\r\n", {.field_count = 2}},
+    {"value of only OWS", "GET / HTTP/1.1\r\nHost: a\r\nX-Empty:  \t \r\n\r\n", {.field_count = 2}},
+    {"obs-text in value", "GET / HTTP/1.1\r\nHost: a\r\nX: caf\xc3\xa9 \xff\x80\r\n\r\n", {.field_count = 2}},
+    {"inner spaces kept", "GET / HTTP/1.1\r\nHost: a\r\nUser-Agent: a b  c\r\n\r\n", {.field_count = 2}},
+    {"Host name case-insensitive", "GET / HTTP/1.1\r\nhOsT: x\r\n\r\n", {.host = "x"}},
+    {"empty Host allowed", "GET / HTTP/1.1\r\nHost:\r\n\r\n", {.host = "", .field_count = 1}},
+    {"underscore name is another field",
+     "POST / HTTP/1.1\r\nHost: a\r\nTransfer_Encoding: chunked\r\n\r\n",
+     {.framing = body_framing::none}},
+    {"Content-Length with OWS",
+     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:  42 \r\n\r\n",
+     {.framing = body_framing::content_length, .content_length = 42}},
+    {"Content-Length zero",
+     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\n",
+     {.framing = body_framing::content_length, .content_length = 0}},
+    {"Content-Length leading zeros",
+     "POST / HTTP/1.1\r\nHost: a\r\ncontent-length: 007\r\n\r\n",
+     {.content_length = 7}},
+    {"Content-Length 2^63-1",
+     "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9223372036854775807\r\n\r\n",
+     {.content_length = 9223372036854775807ULL}},
+    {"Content-Length on 1.0", "POST / HTTP/1.0\r\nContent-Length: 3\r\n\r\n", {.content_length = 3}},
+    {"chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n", {.framing = body_framing::chunked}},
+    {"chunked with OWS",
+     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:  chunked \t\r\n\r\n",
+     {.framing = body_framing::chunked}},
+    {"chunked uppercase",
+     "POST / HTTP/1.1\r\nHost: a\r\ntransfer-encoding: CHUNKED\r\n\r\n",
+     {.framing = body_framing::chunked}},
+    // Connection (RFC 9112 §9.3) is a list of case-insensitive tokens.
+    {"1.1 keep-alive by default", "GET / HTTP/1.1\r\nHost: a\r\n\r\n", {.keep_alive = true}},
+    {"1.1 close", "GET / HTTP/1.1\r\nHost: a\r\nConnection: close\r\n\r\n", {.keep_alive = false}},
+    {"1.1 Close mixed case", "GET / HTTP/1.1\r\nHost: a\r\nconnection: CLOSE\r\n\r\n", {.keep_alive = false}},
+    {"1.1 close in a list", "GET / HTTP/1.1\r\nHost: a\r\nConnection: Upgrade , close\r\n\r\n", {.keep_alive = false}},
+    {"1.1 keep-alive, Upgrade",
+     "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive, Upgrade\r\n\r\n",
+     {.keep_alive = true}},
+    {"1.1 closed is not close",
+     "GET / HTTP/1.1\r\nHost: a\r\nConnection: closed, x-close\r\n\r\n",
+     {.keep_alive = true}},
+    {"1.1 close in second field",
+     "GET / HTTP/1.1\r\nHost: a\r\nConnection: keep-alive\r\nConnection: close\r\n\r\n",
+     {.keep_alive = false}},
+    {"1.0 close by default", "GET / HTTP/1.0\r\n\r\n", {.keep_alive = false}},
+    {"1.0 keep-alive", "GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", {.keep_alive = true}},
+    {"1.0 Keep-Alive in a list", "GET / HTTP/1.0\r\nConnection: Upgrade,\tKeep-Alive\r\n\r\n", {.keep_alive = true}},
+    {"1.0 close beats keep-alive", "GET / HTTP/1.0\r\nConnection: keep-alive, close\r\n\r\n", {.keep_alive = false}},
+    {"1.0 empty Connection", "GET / HTTP/1.0\r\nConnection:\r\n\r\n", {.keep_alive = false}},
+    // Expect (RFC 9110 §10.1.1).
+    {"Expect 100-continue", "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue\r\n\r\n", {.expect_continue = true}},
+    {"Expect case-insensitive",
+     "POST / HTTP/1.1\r\nHost: a\r\nexpect:  100-Continue \r\n\r\n",
+     {.expect_continue = true}},
+    {"Expect other value", "POST / HTTP/1.1\r\nHost: a\r\nExpect: 100-continue-x\r\n\r\n", {.expect_continue = false}},
+    {"Expect ignored on 1.0", "POST / HTTP/1.0\r\nExpect: 100-continue\r\n\r\n", {.expect_continue = false}},
+    // Limits at exactly their value (small_limits: line 32, section 64, 3 fields) are tested in limit_cases.
+};
+
+class parses : public testing::TestWithParam<ok_case> {};
+
+TEST_P(parses, whole_split_and_growing) {
+    const ok_case& c = GetParam();
+    guarded_buffer whole(c.input.size() + 1);
+    const parse_result expected{parse_status::complete, c.head.consumed.value_or(c.input.size()), status::none};
+    const request_head head = feed_all_ways(default_limits, c.input, expected, whole);
+    const head_expect& e = c.head;
+    if (e.method) {
+        EXPECT_EQ(head.method, *e.method);
+    }
+    if (e.method_token) {
+        EXPECT_EQ(head.method_token, *e.method_token);
+    }
+    if (e.target) {
+        EXPECT_EQ(head.target, *e.target);
+    }
+    if (e.path) {
+        EXPECT_EQ(head.path, *e.path);
+    }
+    if (e.query) {
+        EXPECT_EQ(head.query, *e.query);
+    }
+    if (e.minor) {
+        EXPECT_EQ(head.version_minor, *e.minor);
+    }
+    if (e.keep_alive) {
+        EXPECT_EQ(head.keep_alive, *e.keep_alive);
+    }
+    if (e.expect_continue) {
+        EXPECT_EQ(head.expect_continue, *e.expect_continue);
+    }
+    if (e.framing) {
+        EXPECT_EQ(head.framing, *e.framing);
+    }
+    if (e.content_length) {
+        EXPECT_EQ(head.content_length, *e.content_length);
+    }
+    if (e.host) {
+        EXPECT_EQ(head.host, *e.host);
+    }
+    if (e.field_count) {
+        EXPECT_EQ(head.field_count, *e.field_count);
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(request_parser, parses, testing::ValuesIn(ok_cases), by_label{});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Requests that are refused, with the status to answer.
+
+const error_case error_cases[] = {
+    // RFC 9112 §2.2: CRLF only; a few leading empty lines at most.
+    {"bare LF ends request line", "GET / HTTP/1.1\nHost: a\r\n\r\n", status::bad_request},
+    {"bare LF ends a field", "GET / HTTP/1.1\r\nHost: a\nX: b\r\n\r\n", status::bad_request},
+    {"bare LF inside a value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\nb\r\n\r\n", status::bad_request},
+    {"bare LF as empty line", "GET / HTTP/1.1\r\nHost: a\r\n\n\r\n\r\n", status::bad_request},
+    {"bare LF refused before the head ends", "GET / HTTP/1.1\r\nHost: a\r\n\n", status::bad_request},
+    {"bare LF request line refused at once", "GET / HTTP/1.1\n", status::bad_request},
+    {"bare LF request line then CRLF", "GET / HTTP/1.1\n\r\n", status::bad_request},
+    {"bare CR in request line", "GET /\r HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"bare CR ends request line", "GET / HTTP/1.1\rHost: a\r\n\r\n", status::bad_request},
+    {"bare CR inside a value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\rb\r\n\r\n", status::bad_request},
+    {"bare CR in field name", "GET / HTTP/1.1\r\nHost: a\r\nX\r: b\r\n\r\n", status::bad_request},
+    {"leading bare LF", "\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"leading CRLF then bare LF", "\r\n\nGET / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"leading bare CR", "\rGET / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"nine leading CRLFs", "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\nGET / HTTP/1.0\r\n\r\n", status::bad_request},
+    // §3: request line.
+    {"empty method", " / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"method with (", "GE(T / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"method with @", "G@T / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"method with slash", "GET/ / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"method with NUL", "G\0T / HTTP/1.1\r\nHost: a\r\n\r\n"sv, status::bad_request},
+    {"method with obs-text", "G\xc9T / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"tab after method", "GET\t/ HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"two spaces after method", "GET  / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"missing target", "GET HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"space inside target", "GET /a b HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"tab inside target", "GET /a\tb HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"NUL in target", "GET /a\0b HTTP/1.1\r\nHost: a\r\n\r\n"sv, status::bad_request},
+    {"DEL in target", "GET /a\x7f HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"control in target", "GET /a\x01 HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"obs-text in target", "GET /caf\xc3\xa9 HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"two spaces before version", "GET /  HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"space after version", "GET / HTTP/1.1 \r\nHost: a\r\n\r\n", status::bad_request},
+    {"no version (HTTP/0.9)", "GET /\r\n\r\n", status::bad_request},
+    {"lowercase version", "GET / http/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"version without minor", "GET / HTTP/1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"version two-digit minor", "GET / HTTP/1.10\r\nHost: a\r\n\r\n", status::bad_request},
+    {"version two-digit major", "GET / HTTP/11.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"version letter", "GET / HTTP/1.x\r\nHost: a\r\n\r\n", status::bad_request},
+    {"version comma", "GET / HTTP/1,1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"HTTP/2.0", "GET / HTTP/2.0\r\nHost: a\r\n\r\n", status::http_version_not_supported},
+    {"HTTP/1.2", "GET / HTTP/1.2\r\nHost: a\r\n\r\n", status::http_version_not_supported},
+    {"HTTP/0.9 spelled out", "GET / HTTP/0.9\r\n\r\n", status::http_version_not_supported},
+    {"HTTP/9.9", "GET / HTTP/9.9\r\n\r\n", status::http_version_not_supported},
+    // §5: field lines.
+    {"space before colon", "GET / HTTP/1.1\r\nHost : a\r\n\r\n", status::bad_request},
+    {"tab before colon", "GET / HTTP/1.1\r\nHost\t: a\r\n\r\n", status::bad_request},
+    {"empty field name", "GET / HTTP/1.1\r\nHost: a\r\n: b\r\n\r\n", status::bad_request},
+    {"missing colon", "GET / HTTP/1.1\r\nHost: a\r\nX-A b\r\n\r\n", status::bad_request},
+    {"name with (", "GET / HTTP/1.1\r\nHost: a\r\nX(A: b\r\n\r\n", status::bad_request},
+    {"name with slash", "GET / HTTP/1.1\r\nHost: a\r\nX/A: b\r\n\r\n", status::bad_request},
+    {"name with NUL", "GET / HTTP/1.1\r\nHost: a\r\nX\0A: b\r\n\r\n"sv, status::bad_request},
+    {"name with obs-text", "GET / HTTP/1.1\r\nHost: a\r\nX\xc3\xa9: b\r\n\r\n", status::bad_request},
+    {"obs-fold with SP", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n b\r\n\r\n", status::bad_request},
+    {"obs-fold with HTAB", "GET / HTTP/1.1\r\nHost: a\r\nX: a\r\n\tb\r\n\r\n", status::bad_request},
+    {"first field line folded", "GET / HTTP/1.1\r\n Host: a\r\n\r\n", status::bad_request},
+    {"NUL in value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\0b\r\n\r\n"sv, status::bad_request},
+    {"DEL in value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\x7f\r\n\r\n", status::bad_request},
+    {"ESC in value", "GET / HTTP/1.1\r\nHost: a\r\nX: \x1b[0m\r\n\r\n", status::bad_request},
+    {"vertical tab in value", "GET / HTTP/1.1\r\nHost: a\r\nX: a\vb\r\n\r\n", status::bad_request},
+    // RFC 9112 §3.2: Host.
+    {"1.1 without Host", "GET / HTTP/1.1\r\nX: a\r\n\r\n", status::bad_request},
+    {"1.1 without any field", "GET / HTTP/1.1\r\n\r\n", status::bad_request},
+    {"two Host fields", "GET / HTTP/1.1\r\nHost: a\r\nHost: a\r\n\r\n", status::bad_request},
+    {"two Host fields any case", "GET / HTTP/1.1\r\nHost: a\r\nhost: b\r\n\r\n", status::bad_request},
+    {"two Host fields on 1.0", "GET / HTTP/1.0\r\nHost: a\r\nHost: b\r\n\r\n", status::bad_request},
+    // RFC 9112 §6.3: Content-Length, and request smuggling.
+    {"CL twice equal", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nContent-Length: 5\r\n\r\n",
+     status::bad_request},
+    {"CL twice different", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\ncontent-length: 6\r\n\r\n",
+     status::bad_request},
+    {"CL list", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5, 5\r\n\r\n", status::bad_request},
+    {"CL list no space", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5,5\r\n\r\n", status::bad_request},
+    {"CL plus sign", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: +5\r\n\r\n", status::bad_request},
+    {"CL minus sign", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: -5\r\n\r\n", status::bad_request},
+    {"CL inner space", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5 5\r\n\r\n", status::bad_request},
+    {"CL hex", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0x5\r\n\r\n", status::bad_request},
+    {"CL trailing letter", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5a\r\n\r\n", status::bad_request},
+    {"CL decimal point", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5.0\r\n\r\n", status::bad_request},
+    {"CL empty", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length:\r\n\r\n", status::bad_request},
+    {"CL 2^63", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 9223372036854775808\r\n\r\n", status::bad_request},
+    {"CL 2^64", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 18446744073709551616\r\n\r\n", status::bad_request},
+    {"CL 30 digits", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 100000000000000000000000000005\r\n\r\n",
+     status::bad_request},
+    {"CL space before colon", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length : 5\r\n\r\n", status::bad_request},
+    {"TE then CL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+     status::bad_request},
+    {"CL then TE", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n\r\n",
+     status::bad_request},
+    {"CL then TE with CL zero", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\nTransfer-Encoding: chunked\r\n\r\n",
+     status::bad_request},
+    {"TE on 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n", status::bad_request},
+    {"TE with CL on 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n\r\n",
+     status::bad_request},
+    {"TE unknown coding on 1.0", "POST / HTTP/1.0\r\nTransfer-Encoding: gzip\r\n\r\n", status::bad_request},
+    {"TE gzip, chunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip, chunked\r\n\r\n",
+     status::not_implemented},
+    {"TE chunked, gzip", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, gzip\r\n\r\n",
+     status::not_implemented},
+    {"TE identity", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: identity\r\n\r\n", status::not_implemented},
+    {"TE xchunked", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: xchunked\r\n\r\n", status::not_implemented},
+    {"TE chunkedx", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunkedx\r\n\r\n", status::not_implemented},
+    {"TE chunked with parameter", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked;q=1\r\n\r\n",
+     status::not_implemented},
+    {"TE chunked twice in a list", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked, chunked\r\n\r\n",
+     status::not_implemented},
+    {"TE trailing comma", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked,\r\n\r\n", status::not_implemented},
+    {"TE empty", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n\r\n", status::not_implemented},
+    {"TE quoted", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: \"chunked\"\r\n\r\n", status::not_implemented},
+    {"TE two fields chunked",
+     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n\r\n",
+     status::not_implemented},
+    {"TE two fields gzip then chunked",
+     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n",
+     status::not_implemented},
+    {"TE two fields chunked then identity",
+     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
+     status::not_implemented},
+    {"TE obs-fold", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n", status::bad_request},
+    {"TE obs-fold continuation", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n , identity\r\n\r\n",
+     status::bad_request},
+    {"TE space before colon", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n", status::bad_request},
+    {"TE with vertical tab", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\vchunked\r\n\r\n", status::bad_request},
+    {"TE with NUL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\0\r\n\r\n"sv, status::bad_request},
+};
+
+class refuses : public testing::TestWithParam<error_case> {};
+
+TEST_P(refuses, whole_split_and_growing) {
+    const error_case& c = GetParam();
+    guarded_buffer whole(c.input.size() + 1);
+    feed_all_ways(default_limits, c.input, {parse_status::error, 0, c.error}, whole);
+}
+
+INSTANTIATE_TEST_SUITE_P(request_parser, refuses, testing::ValuesIn(error_cases), by_label{});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Inputs that are fine so far but need more bytes.
+
+const std::string_view incomplete_cases[] = {
+    "",
+    "G",
+    "GET / HTTP/1.1",
+    "GET / HTTP/1.1\r",
+    "GET / HTTP/1.1\r\n",
+    "GET / HTTP/1.1\r\nHost: a",
+    "GET / HTTP/1.1\r\nHost: a\r\n",
+    "GET / HTTP/1.1\r\nHost: a\r\n\r",
+    "\r",
+    "\r\n",
+    "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n",
+    "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\nG",
+    "GE(T / HTTP/1.1\r\n", // syntax is checked once the head is whole
+};
+
+class waits : public testing::TestWithParam<std::string_view> {};
+
+TEST_P(waits, for_more_bytes) {
+    guarded_buffer whole(GetParam().size() + 1);
+    feed_all_ways(default_limits, GetParam(), {parse_status::incomplete, 0, status::none}, whole);
+}
+
+INSTANTIATE_TEST_SUITE_P(request_parser, waits, testing::ValuesIn(incomplete_cases));
+
+// ---------------------------------------------------------------------------------------------------------------
+// Limits, with small_limits: request line 32 bytes, header section 64 bytes, 3 fields. A limit is enforced as soon
+// as the buffered bytes prove it, and before any syntax check (so a prefix never answers differently).
+
+struct limit_case {
+    std::string_view label;
+    std::string_view input;
+    parse_result expected;
+};
+
+constexpr parse_result complete(std::size_t consumed) {
+    return {parse_status::complete, consumed, status::none};
+}
+constexpr parse_result waiting{parse_status::incomplete, 0, status::none};
+constexpr parse_result too_long{parse_status::error, 0, status::uri_too_long};
+constexpr parse_result too_large{parse_status::error, 0, status::request_header_fields_too_large};
+constexpr parse_result bad{parse_status::error, 0, status::bad_request};
+
+// Request lines below are 32 ("GET /" + 16 + " HTTP/1.0\r\n") or 33 bytes.
+const limit_case limit_cases[] = {
+    {"request line at limit", "GET /0123456789abcdef HTTP/1.0\r\n\r\n", complete(34)},
+    {"request line at limit after leading CRLF", "\r\n\r\nGET /0123456789abcdef HTTP/1.0\r\n\r\n", complete(38)},
+    {"request line over limit", "GET /0123456789abcdefg HTTP/1.0\r\n\r\n", too_long},
+    {"request line over limit, no LF yet", "GET /0123456789abcdefg HTTP/1.0\r", too_long},
+    {"request line at limit, no LF yet", "GET /0123456789abcdef HTTP/1.0\r", waiting},
+    {"request line at limit, bare LF", "GET /0123456789abcdefg HTTP/1.0\n\r\n", bad},
+    {"request line over limit, bare LF", "GET /0123456789abcdefgh HTTP/1.0\n\r\n", too_long},
+    {"request line over limit beats bad method", "G(T /0123456789abcdefg HTTP/1.0\r\n\r\n", too_long},
+    {"request line over limit beats version", "GET /0123456789abcdefg HTTP/2.0\r\n\r\n", too_long},
+    {"request line far over limit", "GET /0123456789abcdef0123456789abcdef0123456789abcdef", too_long},
+    // Header sections: "x: " + value + CRLF + CRLF is value + 7 bytes.
+    {"header section at limit",
+     "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef012345678\r\n\r\n", complete(80)},
+    {"header section over limit",
+     "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789\r\n\r\n", too_large},
+    {"header section at limit, incomplete",
+     "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef012345678\r\n\r", waiting},
+    {"header section over limit, incomplete",
+     "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789\r\n\r", too_large},
+    {"header section over limit beats syntax",
+     "GET / HTTP/1.0\r\nx : 0123456789abcdef0123456789abcdef0123456789abcdef012345678\r\n\r\n", too_large},
+    {"header section over limit, no LF at all",
+     "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", too_large},
+    // Field counts.
+    {"fields at count limit", "GET / HTTP/1.1\r\nHost: a\r\nb: 1\r\nc: 2\r\n\r\n", complete(39)},
+    {"fields over count limit", "GET / HTTP/1.1\r\nHost: a\r\nb: 1\r\nc: 2\r\nd: 3\r\n\r\n", too_large},
+    {"fields over count limit, incomplete", "GET / HTTP/1.1\r\nHost: a\r\nb: 1\r\nc: 2\r\nd: 3\r\n", too_large},
+    {"empty fields over count limit", "GET / HTTP/1.0\r\na:\r\nb:\r\nc:\r\nd:\r\n\r\n", too_large},
+    {"fields at count limit, incomplete", "GET / HTTP/1.1\r\nHost: a\r\nb: 1\r\nc: 2\r\n", waiting},
+    {"bad field within limits", "GET / HTTP/1.1\r\nHost: a\r\nb : 1\r\n\r\n", bad},
+};
+
+class limited : public testing::TestWithParam<limit_case> {};
+
+TEST_P(limited, whole_split_and_growing) {
+    const limit_case& c = GetParam();
+    guarded_buffer whole(c.input.size() + 1);
+    feed_all_ways(small_limits, c.input, c.expected, whole);
+}
+
+INSTANTIATE_TEST_SUITE_P(request_parser, limited, testing::ValuesIn(limit_cases), by_label{});
+
+// The default limits with real sizes: 8 KiB request line, 32 KiB header section, 100 fields.
+TEST(request_parser, default_limits_at_and_over) {
+    const auto line = [](std::size_t bytes) { return "GET /" + std::string(bytes - 16, 'a') + " HTTP/1.0\r\n"; };
+    const auto fields = [](std::size_t count) {
+        std::string s;
+        for (std::size_t i = 0; i < count; ++i) {
+            s += "x" + std::to_string(i) + ": v\r\n";
+        }
+        return s;
+    };
+    const std::string section_at_limit = "x: " + std::string(32 * 1024 - 7, 'v') + "\r\n";
+    const std::string section_over_limit = "x: " + std::string(32 * 1024 - 6, 'v') + "\r\n";
+    const struct {
+        std::string label;
+        std::string input;
+        parse_result expected;
+    } cases[] = {
+        {"line at limit", line(8192) + "\r\n", complete(8194)},
+        {"line over limit", line(8193) + "\r\n", too_long},
+        {"section at limit", line(16) + section_at_limit + "\r\n", complete(16 + 32 * 1024)},
+        {"section over limit", line(16) + section_over_limit + "\r\n", too_large},
+        {"100 fields", line(16) + fields(100) + "\r\n", complete(16 + fields(100).size() + 2)},
+        {"101 fields", line(16) + fields(101) + "\r\n", too_large},
+    };
+    guarded_buffer buffer(64 * 1024);
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.label);
+        request_head head;
+        request_parser whole(default_limits);
+        EXPECT_TRUE(same(whole.parse(buffer.place(c.input), head), c.expected));
+        // Growing byte by byte stays O(total bytes): only new bytes are searched.
+        request_parser growing(default_limits);
+        parse_result r;
+        for (std::size_t k = 1; k <= c.input.size(); ++k) {
+            r = growing.parse(std::string_view(c.input).substr(0, k), head);
+            if (r.status != parse_status::incomplete) {
+                break;
+            }
+        }
+        EXPECT_TRUE(same(r, c.expected)) << describe(r);
+    }
+}
+
+TEST(request_parser, max_header_count_above_capacity_is_capped) {
+    limits wide;
+    wide.max_header_count = 1000;
+    std::string input = "GET / HTTP/1.0\r\n";
+    for (std::size_t i = 0; i <= max_fields_capacity; ++i) {
+        input += "x: v\r\n";
+    }
+    input += "\r\n";
+    request_head head;
+    request_parser parser(wide);
+    EXPECT_TRUE(same(parser.parse(input, head), too_large));
+}
+
+TEST(request_parser, reset_starts_the_next_request) {
+    const std::string_view two = "GET /a HTTP/1.1\r\nHost: a\r\n\r\nPOST /b HTTP/1.0\r\n\r\n";
+    request_head head;
+    request_parser parser(default_limits);
+    const parse_result first = parser.parse(two, head);
+    ASSERT_EQ(first.status, parse_status::complete);
+    EXPECT_EQ(head.target, "/a");
+    parser.reset();
+    const parse_result second = parser.parse(two.substr(first.consumed), head);
+    ASSERT_EQ(second.status, parse_status::complete);
+    EXPECT_EQ(head.method, method::post);
+    EXPECT_EQ(head.target, "/b");
+    EXPECT_EQ(first.consumed + second.consumed, two.size());
+}
+
+TEST(request_head, find_is_case_insensitive_and_first_wins) {
+    const std::string_view input = "GET / HTTP/1.1\r\nHost: a\r\nX-Dup: 1\r\nx-dup: 2\r\n\r\n";
+    request_head head;
+    request_parser parser(default_limits);
+    ASSERT_EQ(parser.parse(input, head).status, parse_status::complete);
+    EXPECT_EQ(head.find("x-DUP"), "1");
+    EXPECT_EQ(head.find("host"), "a");
+    EXPECT_EQ(head.find("missing"), "");
+    EXPECT_EQ(head.find("x-du"), "");
+}
+
+TEST(request_head, iequals) {
+    EXPECT_TRUE(iequals("Content-Length", "content-length"));
+    EXPECT_TRUE(iequals("", ""));
+    EXPECT_FALSE(iequals("abc", "abd"));
+    EXPECT_FALSE(iequals("abc", "ab"));
+    EXPECT_FALSE(iequals("@", "`")); // differ only in bit 0x20, but are not letters
+    EXPECT_FALSE(iequals("[", "{"));
+    EXPECT_TRUE(iequals("\xc9", "\xc9"));
+    EXPECT_FALSE(iequals("\xc9", "\xe9"));
+}
+
+} // namespace
+} // namespace hotpath::http
