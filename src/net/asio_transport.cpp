@@ -1,0 +1,86 @@
+// Asio reads into a transport-owned buffer and hands the bytes to the owner; writes are Asio's async_write.
+#include "net/asio_transport.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/write.hpp>
+
+namespace hotpath::net {
+
+namespace asio = boost::asio;
+
+namespace {
+
+std::error_code to_std(const boost::system::error_code& ec) {
+    return ec ? std::error_code(ec.value(), std::system_category()) : std::error_code{};
+}
+
+} // namespace
+
+asio_transport::asio_transport(asio::ip::tcp::socket socket, transport_owner& owner)
+    : socket_(std::move(socket)), owner_(owner), buffer_(new char[read_bytes]) {}
+
+void asio_transport::start_reading() {
+    want_read_ = true;
+    do_read();
+}
+
+void asio_transport::do_read() {
+    if (reading_ || closed_ || ended_ || !want_read_) {
+        return;
+    }
+    reading_ = true;
+    socket_.async_read_some(asio::buffer(buffer_.get(), read_bytes),
+                            [this](const boost::system::error_code& ec, std::size_t n) {
+                                reading_ = false;
+                                if (closed_) {
+                                    maybe_closed();
+                                    return;
+                                }
+                                if (ec) {
+                                    ended_ = true;
+                                    owner_.on_transport_end(ec == asio::error::eof ? std::error_code{} : to_std(ec));
+                                    return;
+                                }
+                                owner_.on_transport_data({buffer_.get(), n});
+                                do_read();
+                            });
+}
+
+void asio_transport::write(std::string_view bytes) {
+    writing_ = true;
+    asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
+                      [this](const boost::system::error_code& ec, std::size_t) {
+                          writing_ = false;
+                          if (closed_) {
+                              maybe_closed();
+                              return;
+                          }
+                          owner_.on_transport_written(to_std(ec));
+                      });
+}
+
+void asio_transport::shutdown_send() {
+    boost::system::error_code ignored;
+    socket_.shutdown(asio::ip::tcp::socket::shutdown_send, ignored);
+}
+
+void asio_transport::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    boost::system::error_code ignored;
+    socket_.close(ignored);
+    maybe_closed();
+}
+
+void asio_transport::maybe_closed() {
+    if (!closed_ || reading_ || writing_ || close_reported_) {
+        return;
+    }
+    close_reported_ = true;
+    // Posted: close() may be called from inside the owner.
+    asio::post(socket_.get_executor(), [this] { owner_.on_transport_closed(); });
+}
+
+} // namespace hotpath::net

@@ -1,0 +1,72 @@
+// An event loop: one thread, one io_context, a once-a-second tick, and the cached Date header.
+#pragma once
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace boost::asio {
+class io_context;
+}
+
+namespace hotpath::net {
+
+class uring;
+
+using clock = std::chrono::steady_clock;
+
+// Everything a loop owns is touched only by its own thread; other threads may only post() to it.
+// Objects bound to a loop (connections, timers, handlers' coroutines) never change thread.
+class loop {
+public:
+    explicit loop(unsigned index);
+    ~loop();
+    loop(const loop&) = delete;
+    loop& operator=(const loop&) = delete;
+
+    unsigned index() const noexcept { return index_; }
+    boost::asio::io_context& context() noexcept { return *context_; }
+
+    // The loop running on this thread, or nullptr off a loop thread.
+    static loop* current() noexcept;
+
+    // Runs the loop on the calling thread until stop() or until it runs out of work.
+    void run();
+    // Stops the loop; safe from any thread.
+    void stop();
+    // Runs `fn` on the loop's thread; safe from any thread.
+    void post(std::function<void()> fn);
+
+    // The current time as an HTTP date (IMF-fixdate, RFC 9110 §5.6.7), refreshed each tick: 29 bytes.
+    std::string_view http_date() const noexcept { return {date_, date_length}; }
+    // The time of the latest tick; coarse, for timeouts.
+    clock::time_point now() const noexcept { return now_; }
+
+    // This loop's io_uring, opened on first use; nullptr when io_uring is unavailable here (see
+    // uring::available()). Call on the loop's thread, or before it runs.
+    uring* ring();
+
+    // Calls `fn(now)` once a second on this loop until the loop stops. Returns an id for remove_tick.
+    std::size_t add_tick(std::function<void(clock::time_point)> fn);
+    void remove_tick(std::size_t id);
+
+private:
+    static constexpr std::size_t date_length = 29;
+
+    void do_tick();
+    void refresh_date();
+
+    unsigned index_;
+    std::unique_ptr<boost::asio::io_context> context_;
+    struct ticker;
+    std::unique_ptr<ticker> ticker_;
+    std::unique_ptr<uring> ring_; // declared after context_: destroyed before it
+    bool ring_tried_ = false;
+    std::vector<std::function<void(clock::time_point)>> ticks_;
+    clock::time_point now_;
+    char date_[date_length + 1] = {};
+};
+
+} // namespace hotpath::net

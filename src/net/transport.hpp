@@ -1,0 +1,43 @@
+// The byte stream under a connection: two implementations (io_uring, Asio/epoll) behind one small interface.
+#pragma once
+
+#include <cstddef>
+#include <string_view>
+#include <system_error>
+
+namespace hotpath::net {
+
+// Implemented by whoever owns a transport (a server or client connection). Called on the owner's loop.
+class transport_owner {
+public:
+    // `bytes` arrived; the view is valid only during the call (copy what you keep).
+    virtual void on_transport_data(std::string_view bytes) = 0;
+    // No more data will arrive: EOF (empty code) or an error.
+    virtual void on_transport_end(std::error_code error) = 0;
+    // The last write() finished: all its bytes were sent, or it failed.
+    virtual void on_transport_written(std::error_code error) = 0;
+    // The transport closed and has nothing in flight: the owner may now destroy it.
+    virtual void on_transport_closed() = 0;
+
+protected:
+    ~transport_owner() = default;
+};
+
+// A connected socket owned by one loop. Callbacks are never made from inside a call to the transport.
+class transport {
+public:
+    virtual ~transport() = default;
+
+    // Delivers data until stop_reading() or the end. Idempotent.
+    virtual void start_reading() = 0;
+    // Backpressure: stop delivering data soon (data already received may still be delivered).
+    virtual void stop_reading() = 0;
+    // Sends all of `bytes`, which must stay valid and unchanged until on_transport_written. One at a time.
+    virtual void write(std::string_view bytes) = 0;
+    // Sends FIN after pending writes (for a lingering close); reading goes on.
+    virtual void shutdown_send() = 0;
+    // Closes the socket, cancelling what is in flight; on_transport_closed follows once nothing is. Idempotent.
+    virtual void close() = 0;
+};
+
+} // namespace hotpath::net

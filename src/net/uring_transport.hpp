@@ -1,0 +1,49 @@
+// The io_uring transport: a multishot receive into the loop's buffer ring, sends batched with other sockets'.
+#pragma once
+
+#include "net/transport.hpp"
+#include "net/uring.hpp"
+
+namespace hotpath::net {
+
+class uring_transport final : public transport {
+public:
+    // Takes ownership of the connected, non-blocking socket `fd`.
+    uring_transport(uring& ring, int fd, transport_owner& owner);
+    ~uring_transport() override;
+
+    void start_reading() override;
+    void stop_reading() override;
+    void write(std::string_view bytes) override;
+    void shutdown_send() override;
+    void close() override;
+
+private:
+    struct op : uring_op {
+        uring_transport* self = nullptr;
+    };
+
+    static void on_recv(uring_op* o, int res, unsigned flags);
+    static void on_send(uring_op* o, int res, unsigned flags);
+    static void on_cancel(uring_op* o, int res, unsigned flags);
+    void arm();
+    void maybe_closed();
+
+    uring& ring_;
+    int fd_;
+    transport_owner& owner_;
+    op recv_op_;
+    op send_op_;
+    op cancel_op_;
+    std::string_view writing_;
+    std::size_t sent_ = 0;
+    bool want_read_ = false;
+    bool recv_armed_ = false;
+    bool send_pending_ = false;
+    bool cancel_pending_ = false;
+    bool ended_ = false;
+    bool closed_ = false;
+    bool close_reported_ = false;
+};
+
+} // namespace hotpath::net

@@ -1,0 +1,504 @@
+// The connection state machine: read, parse, route, run the handler, write, and the next request.
+#include "server/connection.hpp"
+
+#include "server/app.hpp"
+#include "server/server.hpp"
+#include "server/worker.hpp"
+
+#include "net/asio_transport.hpp"
+#include "net/uring_transport.hpp"
+
+#include <cstring>
+
+namespace hotpath {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Fits a typical request head and a 16-deep pipeline of small ones; grows on demand up to the limits.
+constexpr std::size_t initial_buffer_bytes = 4096;
+// Past this many bytes of unwritten responses, stop reading and handling until the peer reads.
+constexpr std::size_t out_high_water_bytes = 256 * 1024;
+// Past this many bytes received but not yet handled, stop reading until they are.
+constexpr std::size_t in_high_water_bytes = 256 * 1024;
+// After an error response, read and discard for this long so the peer sees the response, not a reset.
+constexpr std::chrono::seconds linger_time{2};
+
+constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
+
+} // namespace
+
+connection::connection(worker& owner, asio::ip::tcp::socket socket)
+    : owner_(owner), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
+      parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
+    if (net::uring* ring = owner_.use_uring ? owner_.loop.ring() : nullptr) {
+        const int fd = socket.release();
+        transport_ = std::make_unique<net::uring_transport>(*ring, fd, *this);
+    } else {
+        transport_ = std::make_unique<net::asio_transport>(std::move(socket), *this);
+    }
+    req_.head_ = &head_;
+    req_.loop_ = &owner_.loop;
+    res_.arena_ = arena_.get();
+    next = owner_.first;
+    if (next != nullptr) {
+        next->prev = this;
+    }
+    owner_.first = this;
+    ++owner_.connection_count;
+    owner_.open_connections.fetch_add(1, std::memory_order_relaxed);
+    owner_.stats.connections_accepted.add();
+    // A new connection must send its first request head within the headers timeout (as Kestrel does).
+    timeout_ = timeout_kind::headers;
+    deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
+}
+
+connection::~connection() {
+    if (prev != nullptr) {
+        prev->next = next;
+    } else {
+        owner_.first = next;
+    }
+    if (next != nullptr) {
+        next->prev = prev;
+    }
+    --owner_.connection_count;
+    owner_.open_connections.fetch_sub(1, std::memory_order_relaxed);
+    owner_.stats.connections_closed.add();
+    owner_.on_connection_gone();
+}
+
+void connection::start() {
+    transport_->start_reading();
+}
+
+bool connection::idle() const noexcept {
+    return phase_ == phase::head && begin_ == end_ && !write_pending_ && out_.empty();
+}
+
+// Makes room for `bytes` more after end_, moving the unprocessed bytes to the front of a (possibly larger)
+// buffer. The head's views point into the buffer, so a move during a body re-parses the head in place.
+bool connection::ensure_space(std::size_t bytes) {
+    if (capacity_ - end_ >= bytes) {
+        return true;
+    }
+    const std::size_t used = end_ - begin_;
+    const std::size_t needed = used + bytes;
+    if (needed <= capacity_) {
+        std::memmove(in_.get(), in_.get() + begin_, used);
+    } else {
+        std::size_t grown = capacity_ * 2;
+        while (grown < needed) {
+            grown *= 2;
+        }
+        std::unique_ptr<char[]> bigger(new char[grown]);
+        std::memcpy(bigger.get(), in_.get() + begin_, used);
+        in_ = std::move(bigger);
+        capacity_ = grown;
+    }
+    begin_ = 0;
+    end_ = used;
+    if (phase_ == phase::body_length || phase_ == phase::body_chunked) {
+        parser_.reset();
+        const auto again = parser_.parse({in_.get(), head_bytes_}, head_);
+        return again.status == http::parse_status::complete;
+    }
+    return true;
+}
+
+void connection::on_transport_data(std::string_view bytes) {
+    if (closed_ || phase_ == phase::closing) {
+        return; // lingering close: discard
+    }
+    if (timeout_ == timeout_kind::idle) {
+        timeout_ = timeout_kind::headers;
+        deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
+    } else if (timeout_ == timeout_kind::body_rate) {
+        body_received_ += bytes.size();
+    }
+    if (phase_ == phase::handler) {
+        // The handler holds views into in_: append only where nothing moves.
+        if (overflow_.empty() && capacity_ - end_ >= bytes.size()) {
+            std::memcpy(in_.get() + end_, bytes.data(), bytes.size());
+            end_ += bytes.size();
+        } else {
+            overflow_.append(bytes);
+        }
+    } else {
+        if (!ensure_space(bytes.size())) {
+            fail(http::status::internal_server_error, "the request head could not be kept");
+            return;
+        }
+        std::memcpy(in_.get() + end_, bytes.data(), bytes.size());
+        end_ += bytes.size();
+    }
+    if (end_ - begin_ + overflow_.size() > in_high_water_bytes + owner_.options.limits.max_header_bytes &&
+        phase_ != phase::body_length && phase_ != phase::body_chunked) {
+        reading_paused_ = true;
+        transport_->stop_reading();
+    }
+    if (phase_ != phase::handler) {
+        do_process();
+    }
+}
+
+void connection::on_transport_end(std::error_code) {
+    if (closed_) {
+        return;
+    }
+    peer_ended_ = true;
+    // Nothing owed, or a lingering close done: close now. Otherwise finish the response in progress.
+    if (phase_ == phase::closing || (phase_ != phase::handler && !write_pending_ && out_.empty())) {
+        close();
+    }
+}
+
+void connection::take_overflow() {
+    if (overflow_.empty()) {
+        return;
+    }
+    if (ensure_space(overflow_.size())) {
+        std::memcpy(in_.get() + end_, overflow_.data(), overflow_.size());
+        end_ += overflow_.size();
+    }
+    overflow_.clear();
+}
+
+// Handles every complete request in the buffer, in order, then writes all their responses at once.
+void connection::do_process() {
+    take_overflow();
+    while (!closed_ && out_.size() < out_high_water_bytes) {
+        if (phase_ == phase::head && !do_head()) {
+            break;
+        }
+        if ((phase_ == phase::body_length || phase_ == phase::body_chunked) && !do_body()) {
+            break;
+        }
+        if (phase_ != phase::ready) {
+            break;
+        }
+        do_dispatch();
+    }
+    if (closed_) {
+        return;
+    }
+    do_write();
+    if ((owner_.draining || peer_ended_) && idle()) {
+        close();
+        return;
+    }
+    const bool wants_bytes = phase_ == phase::head || phase_ == phase::body_length || phase_ == phase::body_chunked;
+    if (out_.size() >= out_high_water_bytes && !reading_paused_) {
+        reading_paused_ = true;
+        transport_->stop_reading();
+    } else if (wants_bytes && reading_paused_ && out_.size() < out_high_water_bytes &&
+               end_ - begin_ < in_high_water_bytes) {
+        reading_paused_ = false;
+        transport_->start_reading();
+    }
+}
+
+bool connection::do_head() {
+    if (begin_ == end_) {
+        return false;
+    }
+    const auto r = parser_.parse({in_.get() + begin_, end_ - begin_}, head_);
+    if (r.status == http::parse_status::incomplete) {
+        return false;
+    }
+    if (r.status == http::parse_status::error) {
+        fail(r.error, "the request is malformed or over a limit");
+        return false;
+    }
+    head_bytes_ = r.consumed;
+    body_bytes_ = 0;
+    chunk_pos_ = head_bytes_;
+    continue_sent_ = false;
+    const auto& limits = owner_.options.limits;
+    switch (head_.framing) {
+    case http::body_framing::none:
+        request_bytes_ = head_bytes_;
+        phase_ = phase::ready;
+        return true;
+    case http::body_framing::content_length:
+        if (head_.content_length > limits.max_body_bytes) {
+            fail(http::status::content_too_large, "the request body is over the size limit");
+            return false;
+        }
+        phase_ = phase::body_length;
+        break;
+    case http::body_framing::chunked:
+        chunked_.reset();
+        phase_ = phase::body_chunked;
+        break;
+    }
+    timeout_ = timeout_kind::body_rate;
+    body_started_ = owner_.loop.now();
+    body_received_ = end_ - begin_ - head_bytes_;
+    return true;
+}
+
+bool connection::do_body() {
+    if (phase_ == phase::body_length) {
+        const std::size_t length = head_.content_length;
+        const std::size_t have = end_ - begin_ - head_bytes_;
+        if (have >= length) {
+            body_bytes_ = length;
+            request_bytes_ = head_bytes_ + length;
+            phase_ = phase::ready;
+            return true;
+        }
+        // Room for the whole body at once, so it is read straight into place.
+        if (!ensure_space(length - have)) {
+            fail(http::status::internal_server_error, "the request head could not be kept");
+            return false;
+        }
+    } else {
+        char* base = in_.get() + begin_;
+        const auto r = chunked_.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_ + body_bytes_);
+        chunk_pos_ += r.consumed;
+        body_bytes_ += r.produced;
+        if (r.status == http::chunk_status::error) {
+            fail(r.error, r.error == http::status::content_too_large ? "the request body is over the size limit"
+                                                                     : "the chunked body is malformed");
+            return false;
+        }
+        if (r.status == http::chunk_status::done) {
+            request_bytes_ = chunk_pos_;
+            phase_ = phase::ready;
+            return true;
+        }
+    }
+    // RFC 9110 §10.1.1: tell a client that waits for it to send the body.
+    if (head_.expect_continue && !continue_sent_ && head_.version_minor == 1) {
+        continue_sent_ = true;
+        out_.append(continue_response);
+    }
+    return false;
+}
+
+void connection::do_dispatch() {
+    owner_.stats.requests.add();
+    timeout_ = timeout_kind::none;
+    req_.body_ = {in_.get() + begin_ + head_bytes_, body_bytes_};
+    res_.clear();
+    reset_json_arena(*arena_);
+
+    const auto match = owner_.routes.routes().match(head_.method, head_.path, req_.params_);
+    if (match.status == http::route_status::not_found) {
+        res_.problem(http::status::not_found, "no route matches the request path");
+        finish_request();
+        return;
+    }
+    if (match.status == http::route_status::method_not_allowed) {
+        res_.header("Allow", match.allow);
+        res_.problem(http::status::method_not_allowed, "the route does not accept this method");
+        finish_request();
+        return;
+    }
+
+    const handler& h = owner_.routes.handler_at(match.handler);
+    phase_ = phase::handler;
+    // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
+    // task::error() (see finish_handler).
+    std::exception_ptr error;
+    try {
+        if (h.sync) {
+            h.sync(req_, res_);
+        } else {
+            handler_task_ = h.async(req_, res_);
+            if (!handler_task_.start(&connection::on_handler_done, this)) {
+                return; // suspended: on_handler_done resumes the connection
+            }
+            error = handler_task_.error();
+        }
+    } catch (...) {
+        error = std::current_exception();
+    }
+    finish_handler(error);
+}
+
+void connection::on_handler_done(void* self) noexcept {
+    auto* c = static_cast<connection*>(self);
+    c->finish_handler(c->handler_task_.error());
+    if (!c->closed_) {
+        c->do_process();
+    }
+}
+
+void connection::finish_handler(const std::exception_ptr& error) {
+    if (error) {
+        owner_.stats.handler_exceptions.add();
+        res_.clear();
+        res_.problem(http::status::internal_server_error, "the handler failed");
+    }
+    finish_request();
+}
+
+void connection::finish_request() {
+    const bool keep = head_.keep_alive && !owner_.draining;
+    const auto field =
+        !keep ? http::connection_field::close
+              : (head_.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
+    res_.serialize(out_, owner_.loop.http_date(), field, head_.method == http::method::head);
+    owner_.stats.responses_by_class[std::min(http::to_int(res_.status()) / 100, 5u)].add();
+
+    begin_ += request_bytes_;
+    if (begin_ == end_) {
+        begin_ = end_ = 0;
+    }
+    parser_.reset();
+    if (!keep) {
+        close_after_write_ = true;
+        phase_ = phase::closing;
+        return;
+    }
+    phase_ = phase::head;
+    if (begin_ == end_) {
+        timeout_ = timeout_kind::idle;
+        deadline_ = owner_.loop.now() + owner_.options.limits.keep_alive_timeout;
+    } else {
+        timeout_ = timeout_kind::headers;
+        deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
+    }
+}
+
+// Answers a request the connection could not accept, then closes (RFC 9112 §9.6: a message whose framing is
+// in doubt leaves the connection unusable).
+void connection::fail(http::status s, std::string_view detail) {
+    owner_.stats.bad_requests.add();
+    owner_.stats.responses_by_class[std::min(http::to_int(s) / 100, 5u)].add();
+    res_.clear();
+    reset_json_arena(*arena_);
+    res_.problem(s, detail);
+    res_.serialize(out_, owner_.loop.http_date(), http::connection_field::close, false);
+    close_after_write_ = true;
+    phase_ = phase::closing;
+    timeout_ = timeout_kind::none;
+    do_write();
+}
+
+void connection::do_write() {
+    if (write_pending_ || closed_) {
+        return;
+    }
+    if (out_.empty()) {
+        if (phase_ == phase::closing) {
+            do_linger();
+        }
+        return;
+    }
+    std::swap(out_, writing_);
+    write_pending_ = true;
+    transport_->write(writing_);
+}
+
+void connection::on_transport_written(std::error_code error) {
+    write_pending_ = false;
+    writing_.clear();
+    if (closed_) {
+        return;
+    }
+    if (error) {
+        close();
+        return;
+    }
+    if (!out_.empty()) {
+        do_write();
+        return;
+    }
+    if (phase_ == phase::closing) {
+        do_linger();
+        return;
+    }
+    do_process();
+}
+
+void connection::do_linger() {
+    if (timeout_ == timeout_kind::linger) {
+        return;
+    }
+    if (peer_ended_) {
+        close();
+        return;
+    }
+    transport_->shutdown_send();
+    timeout_ = timeout_kind::linger;
+    deadline_ = owner_.loop.now() + linger_time;
+    begin_ = end_ = 0;
+    overflow_.clear();
+    reading_paused_ = false;
+    transport_->start_reading();
+}
+
+void connection::on_tick(net::clock::time_point now) {
+    const auto& limits = owner_.options.limits;
+    switch (timeout_) {
+    case timeout_kind::none:
+        return;
+    case timeout_kind::headers:
+        if (now >= deadline_) {
+            owner_.stats.timeouts.add();
+            if (begin_ != end_) {
+                fail(http::status::request_timeout, "the request head did not arrive in time");
+            } else {
+                close();
+            }
+        }
+        return;
+    case timeout_kind::idle:
+        if (now >= deadline_) {
+            owner_.stats.timeouts.add();
+            close();
+        }
+        return;
+    case timeout_kind::body_rate: {
+        const auto elapsed = now - body_started_;
+        if (elapsed > limits.min_body_rate_grace) {
+            const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
+            if (body_received_ < limits.min_body_bytes_per_second * static_cast<std::uint64_t>(seconds)) {
+                owner_.stats.timeouts.add();
+                fail(http::status::request_timeout, "the request body is arriving too slowly");
+            }
+        }
+        return;
+    }
+    case timeout_kind::linger:
+        if (now >= deadline_) {
+            close();
+        }
+        return;
+    }
+}
+
+void connection::drain() {
+    if (idle()) {
+        close();
+    }
+    // Otherwise finish_request sees owner_.draining and answers with "Connection: close".
+}
+
+void connection::abort() {
+    close();
+}
+
+void connection::close() {
+    if (closed_) {
+        return;
+    }
+    closed_ = true;
+    timeout_ = timeout_kind::none;
+    if (phase_ == phase::handler) {
+        // Abandon a suspended handler: destroying its frame cancels what it awaits.
+        handler_task_.reset();
+    }
+    transport_->close();
+}
+
+// The transport reports from a fresh handler with nothing in flight, so nothing refers to this any more.
+void connection::on_transport_closed() {
+    delete this;
+}
+
+} // namespace hotpath

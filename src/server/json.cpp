@@ -1,0 +1,68 @@
+// JSON bodies and problem details through Boost.JSON, on a per-connection arena.
+#include "server/json.hpp"
+
+#include "server/json_arena.hpp"
+
+#include <array>
+
+namespace hotpath {
+
+// Values built for one response come from `resource`, which starts on an inline block and is released
+// after each request.
+struct json_arena {
+    static constexpr std::size_t inline_bytes = 4096;
+
+    json_arena() : resource(block.data(), block.size()) {}
+
+    alignas(std::max_align_t) std::array<unsigned char, inline_bytes> block{};
+    boost::json::monotonic_resource resource;
+    boost::json::serializer serializer; // its nesting stack is kept between requests
+};
+
+void json_arena_deleter::operator()(json_arena* arena) const noexcept {
+    delete arena;
+}
+
+json_arena_ptr make_json_arena() {
+    return json_arena_ptr(new json_arena());
+}
+
+void reset_json_arena(json_arena& arena) noexcept {
+    arena.resource.release();
+}
+
+json_arena& arena_of(response& res) noexcept {
+    return *res.arena_;
+}
+
+boost::json::storage_ptr json_storage(response& res) noexcept {
+    return boost::json::storage_ptr(&arena_of(res).resource);
+}
+
+void response::json(const boost::json::value& value, http::status s) {
+    status(s);
+    content_type("application/json");
+    auto& sr = arena_of(*this).serializer;
+    std::string& out = body();
+    out.clear();
+    sr.reset(&value);
+    while (!sr.done()) {
+        const std::size_t used = out.size();
+        out.resize(out.capacity() > used + 64 ? out.capacity() : used + 512);
+        const auto written = sr.read(out.data() + used, out.size() - used);
+        out.resize(used + written.size());
+    }
+}
+
+void response::problem(http::status s, std::string_view detail) {
+    boost::json::object o(json_storage(*this));
+    o.reserve(4);
+    o.emplace("type", "about:blank");
+    o.emplace("title", http::reason_phrase(s));
+    o.emplace("status", http::to_int(s));
+    o.emplace("detail", detail);
+    json(o, s);
+    content_type("application/problem+json");
+}
+
+} // namespace hotpath

@@ -1,0 +1,49 @@
+// The request a handler sees: method, path, fields, path and query parameters, body; views, no copies.
+#pragma once
+
+#include "http/request_head.hpp"
+#include "http/router.hpp"
+
+#include <string_view>
+
+namespace hotpath {
+
+namespace net {
+class loop;
+}
+
+// Every string_view returned stays valid until the handler's response is complete (the connection keeps
+// the bytes in its read buffer until then). A request belongs to its connection's loop.
+class request {
+public:
+    http::method method() const noexcept { return head_->method; }
+    std::string_view method_token() const noexcept { return head_->method_token; }
+    std::string_view target() const noexcept { return head_->target; }
+    std::string_view path() const noexcept { return head_->path; }
+    std::string_view query() const noexcept { return head_->query; }
+    unsigned version_minor() const noexcept { return head_->version_minor; }
+
+    // The first field named `name` (case-insensitive); empty when absent.
+    std::string_view header(std::string_view name) const noexcept { return head_->find(name); }
+    // The path parameter `{name}` of the matched route; empty when the route has none by that name.
+    std::string_view param(std::string_view name) const noexcept { return params_.find(name); }
+    // The first query parameter `name` as sent (not percent-decoded); empty when absent. `has_query_param`
+    // tells an absent parameter from an empty one.
+    std::string_view query_param(std::string_view name) const noexcept;
+    bool has_query_param(std::string_view name) const noexcept;
+    // The whole body (chunked coding already removed).
+    std::string_view body() const noexcept { return body_; }
+
+    const http::request_head& head() const noexcept { return *head_; }
+    // The event loop serving this request.
+    net::loop& loop() const noexcept { return *loop_; }
+
+private:
+    friend class connection;
+    const http::request_head* head_ = nullptr;
+    http::route_params params_;
+    std::string_view body_;
+    net::loop* loop_ = nullptr;
+};
+
+} // namespace hotpath

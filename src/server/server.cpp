@@ -1,0 +1,216 @@
+// Starting the loops and listeners, accepting connections, and the graceful drain on stop.
+#include "server/server.hpp"
+
+#include "net/uring.hpp"
+#include "server/connection.hpp"
+#include "server/worker.hpp"
+
+#include <atomic>
+#include <csignal>
+#include <mutex>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+
+namespace hotpath {
+
+void worker::on_connection_gone() {
+    if (draining && connection_count == 0) {
+        loop.stop();
+    }
+}
+
+struct server::impl {
+    impl(const app& r, server_options o) : routes(r), options(std::move(o)) {}
+
+    const app& routes;
+    server_options options;
+    std::atomic<std::size_t> open_connections{0};
+    std::vector<std::unique_ptr<worker>> workers;
+    std::vector<std::thread> threads;
+    std::uint16_t port = 0;
+    std::once_flag stop_once;
+    bool started = false;
+    bool use_uring = false;
+
+    void on_accept(worker& w, boost::asio::ip::tcp::socket socket) {
+        const std::size_t max = options.limits.max_connections;
+        if (w.draining || (max != 0 && open_connections.load(std::memory_order_relaxed) >= max)) {
+            w.stats.connections_rejected.add();
+            boost::system::error_code ignored;
+            socket.close(ignored);
+            return;
+        }
+        auto* c = new connection(w, std::move(socket)); // owns itself; see connection::maybe_destroy
+        c->start();
+    }
+
+    // Runs on w's loop.
+    void begin_drain(worker& w) {
+        w.draining = true;
+        w.drain_deadline = net::clock::now() + options.limits.drain_timeout;
+        if (w.listener) {
+            w.listener->close();
+        }
+        for (connection* c = w.first; c != nullptr; c = c->next) {
+            c->drain();
+        }
+        if (w.connection_count == 0) {
+            w.loop.stop();
+        }
+    }
+
+    void on_tick(worker& w, net::clock::time_point now) {
+        const bool expired = w.draining && net::clock::now() >= w.drain_deadline;
+        for (connection* c = w.first; c != nullptr; c = c->next) {
+            if (expired) {
+                c->abort();
+            } else {
+                c->on_tick(now);
+            }
+        }
+    }
+};
+
+server::server(const app& routes, server_options options) : impl_(std::make_unique<impl>(routes, std::move(options))) {}
+
+server::~server() {
+    stop();
+    wait();
+    // Connections left by a forced stop are destroyed before their loops (their sockets and timers belong to
+    // the loops' io_contexts).
+    for (auto& w : impl_->workers) {
+        while (w->first != nullptr) {
+            delete w->first;
+        }
+    }
+}
+
+result<void> server::start() {
+    auto& s = *impl_;
+    if (s.started) {
+        return {};
+    }
+    unsigned n = s.options.threads;
+    if (n == 0) {
+        n = std::max(1u, std::thread::hardware_concurrency());
+    }
+    const bool uring_ok = net::uring::available();
+    if (s.options.io == io_backend::uring && !uring_ok) {
+        return std::make_error_code(std::errc::function_not_supported);
+    }
+    s.use_uring = s.options.io != io_backend::epoll && uring_ok;
+    std::uint16_t port = s.options.port;
+    for (unsigned i = 0; i < n; ++i) {
+        auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
+        w->use_uring = s.use_uring && w->loop.ring() != nullptr;
+        if (s.options.io == io_backend::uring && !w->use_uring) {
+            s.workers.clear();
+            return std::make_error_code(std::errc::function_not_supported);
+        }
+        auto l = net::listener::open(w->loop, s.options.address, port, s.options.backlog);
+        if (!l) {
+            s.workers.clear();
+            return l.error();
+        }
+        port = (*l)->port();
+        w->listener = std::move(*l);
+        s.workers.push_back(std::move(w));
+    }
+    s.port = port;
+    for (auto& w : s.workers) {
+        worker* wp = w.get();
+        wp->listener->start([&s, wp](boost::asio::ip::tcp::socket socket) { s.on_accept(*wp, std::move(socket)); });
+        wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
+        s.threads.emplace_back([wp] { wp->loop.run(); });
+    }
+    s.started = true;
+    return {};
+}
+
+std::uint16_t server::port() const noexcept {
+    return impl_->port;
+}
+
+io_backend server::io() const noexcept {
+    return impl_->use_uring ? io_backend::uring : io_backend::epoll;
+}
+
+unsigned server::threads() const noexcept {
+    return static_cast<unsigned>(impl_->workers.size());
+}
+
+void server::stop() {
+    auto& s = *impl_;
+    if (!s.started) {
+        return;
+    }
+    std::call_once(s.stop_once, [&s] {
+        for (auto& w : s.workers) {
+            worker* wp = w.get();
+            wp->loop.post([&s, wp] { s.begin_drain(*wp); });
+        }
+    });
+}
+
+void server::wait() {
+    for (auto& t : impl_->threads) {
+        if (t.joinable()) {
+            t.join();
+        }
+    }
+}
+
+namespace {
+
+sigset_t stop_signals() noexcept {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    return signals;
+}
+
+} // namespace
+
+void server::block_stop_signals() noexcept {
+    const sigset_t signals = stop_signals();
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+}
+
+void server::wait_for_stop_signal() {
+    const sigset_t signals = stop_signals();
+    int received = 0;
+    sigwait(&signals, &received);
+    stop();
+    wait();
+}
+
+result<void> server::run_until_signal() {
+    block_stop_signals();
+    if (auto started = start(); !started) {
+        return started;
+    }
+    wait_for_stop_signal();
+    return {};
+}
+
+server_stats server::stats() const noexcept {
+    server_stats total;
+    for (const auto& w : impl_->workers) {
+        const auto& s = w->stats;
+        total.connections_accepted += s.connections_accepted.get();
+        total.connections_rejected += s.connections_rejected.get();
+        total.connections_closed += s.connections_closed.get();
+        total.requests += s.requests.get();
+        for (std::size_t i = 0; i < 6; ++i) {
+            total.responses_by_class[i] += s.responses_by_class[i].get();
+        }
+        total.bad_requests += s.bad_requests.get();
+        total.handler_exceptions += s.handler_exceptions.get();
+        total.timeouts += s.timeouts.get();
+    }
+    return total;
+}
+
+} // namespace hotpath

@@ -1,0 +1,67 @@
+// The server: one event loop per thread, each with its own listener, connections and counters.
+#pragma once
+
+#include "core/result.hpp"
+#include "http/limits.hpp"
+#include "server/app.hpp"
+#include "server/stats.hpp"
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace hotpath {
+
+// How sockets are read and written: io_uring (batched system calls, multishot receive) where the kernel
+// allows it, else Asio's epoll reactor. `uring` fails start() when io_uring is unavailable.
+enum class io_backend : std::uint8_t { automatic, uring, epoll };
+
+struct server_options {
+    std::string address = "127.0.0.1";
+    std::uint16_t port = 8080; // 0: pick a free port (see server::port())
+    unsigned threads = 0;      // event loops; 0: one per core
+    int backlog = 4096;
+    io_backend io = io_backend::automatic;
+    http::limits limits;
+};
+
+// Thread-per-core: each loop accepts on its own SO_REUSEPORT socket and keeps every connection it accepts;
+// a request is read, handled and answered on one thread. The app must outlive the server.
+class server {
+public:
+    server(const app& routes, server_options options);
+    ~server();
+    server(const server&) = delete;
+    server& operator=(const server&) = delete;
+
+    // Binds and starts the loops. Errors (address in use, bad address) are values; nothing is left running.
+    result<void> start();
+    // The bound port (after start).
+    std::uint16_t port() const noexcept;
+    unsigned threads() const noexcept;
+    // The backend in use after start(): uring or epoll.
+    io_backend io() const noexcept;
+
+    // Graceful stop, callable from any thread, once or more: stop accepting, close idle connections, let
+    // in-flight requests finish (their responses say "Connection: close") within limits.drain_timeout, then
+    // close the rest and end the loops.
+    void stop();
+    // Blocks until every loop has ended.
+    void wait();
+
+    // Blocks SIGINT and SIGTERM in the calling thread; call before start() so the loops inherit the mask and
+    // only wait_for_stop_signal() sees them.
+    static void block_stop_signals() noexcept;
+    // Waits for SIGINT or SIGTERM, then stop() and wait(): the graceful drain.
+    void wait_for_stop_signal();
+    // block_stop_signals(), start(), wait_for_stop_signal(). Prints nothing; the caller reports.
+    result<void> run_until_signal();
+
+    server_stats stats() const noexcept;
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+} // namespace hotpath

@@ -1,0 +1,42 @@
+// Counters a server keeps per loop: written by that loop only, read by anyone (relaxed atomics, no locks).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+namespace hotpath {
+
+// One counter per event; a loop increments with a plain load+store (no locked instruction) since it is the
+// only writer.
+struct counter {
+    std::atomic<std::uint64_t> value{0};
+    void add(std::uint64_t n = 1) noexcept {
+        value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
+    }
+    std::uint64_t get() const noexcept { return value.load(std::memory_order_relaxed); }
+};
+
+struct loop_stats {
+    counter connections_accepted;
+    counter connections_rejected; // over limits.max_connections
+    counter connections_closed;
+    counter requests;              // requests dispatched to a handler or answered 404/405
+    counter responses_by_class[6]; // index = status / 100 (1xx..5xx)
+    counter bad_requests;          // malformed or over a limit: answered 4xx/5xx by the connection, then closed
+    counter handler_exceptions;    // exceptions escaping handlers, answered 500
+    counter timeouts;              // headers, idle keep-alive and body-rate timeouts
+};
+
+// A plain copy, summed over loops.
+struct server_stats {
+    std::uint64_t connections_accepted = 0;
+    std::uint64_t connections_rejected = 0;
+    std::uint64_t connections_closed = 0;
+    std::uint64_t requests = 0;
+    std::uint64_t responses_by_class[6] = {};
+    std::uint64_t bad_requests = 0;
+    std::uint64_t handler_exceptions = 0;
+    std::uint64_t timeouts = 0;
+};
+
+} // namespace hotpath

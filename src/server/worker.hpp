@@ -1,0 +1,40 @@
+// One loop's share of the server: the loop, its listener, its connections and its counters.
+#pragma once
+
+#include "net/listener.hpp"
+#include "net/loop.hpp"
+#include "server/stats.hpp"
+
+#include <atomic>
+#include <memory>
+
+namespace hotpath {
+
+class app;
+class connection;
+struct server_options;
+
+struct worker {
+    worker(unsigned index, const app& r, const server_options& o, std::atomic<std::size_t>& open)
+        : loop(index), routes(r), options(o), open_connections(open) {}
+
+    net::loop loop;
+    const app& routes;
+    const server_options& options;
+    std::unique_ptr<net::listener> listener;
+    loop_stats stats;
+    std::atomic<std::size_t>& open_connections; // across all workers, for limits.max_connections
+
+    // Intrusive list of this loop's connections (each removes itself when destroyed).
+    connection* first = nullptr;
+    std::size_t connection_count = 0;
+
+    bool use_uring = false; // accepted sockets go onto loop.ring()
+    bool draining = false;
+    net::clock::time_point drain_deadline{};
+
+    // Called by a connection when it is destroyed: ends the loop when draining and none are left.
+    void on_connection_gone();
+};
+
+} // namespace hotpath

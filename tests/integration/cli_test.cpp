@@ -1,0 +1,200 @@
+// The `hotpath` binary as a child process: serve, answer real peers (curl), stop on SIGTERM, usage errors.
+#include "support/raw_client.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <csignal>
+#include <cstdio>
+#include <regex>
+#include <set>
+#include <string>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace hotpath {
+namespace {
+
+using namespace std::chrono_literals;
+
+// A running `hotpath` with its stdout on a pipe. Killed (SIGKILL) on destruction if still running.
+class child {
+public:
+    explicit child(std::vector<std::string> args) {
+        int out[2];
+        if (::pipe(out) != 0) {
+            return;
+        }
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::dup2(out[1], STDOUT_FILENO);
+            ::dup2(out[1], STDERR_FILENO);
+            ::close(out[0]);
+            ::close(out[1]);
+            std::vector<char*> argv;
+            argv.push_back(const_cast<char*>(HOTPATH_BINARY));
+            for (auto& a : args) {
+                argv.push_back(a.data());
+            }
+            argv.push_back(nullptr);
+            ::execv(HOTPATH_BINARY, argv.data());
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        out_ = ::fdopen(out[0], "r");
+    }
+    ~child() {
+        if (pid_ > 0 && !exited_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        if (out_ != nullptr) {
+            std::fclose(out_);
+        }
+    }
+
+    // One line of output (without the newline); empty at EOF.
+    std::string line() {
+        char buf[4096];
+        if (out_ == nullptr || std::fgets(buf, sizeof(buf), out_) == nullptr) {
+            return {};
+        }
+        std::string s(buf);
+        if (!s.empty() && s.back() == '\n') {
+            s.pop_back();
+        }
+        return s;
+    }
+    // Everything until EOF.
+    std::string rest() {
+        std::string all;
+        char buf[4096];
+        std::size_t n = 0;
+        while (out_ != nullptr && (n = std::fread(buf, 1, sizeof(buf), out_)) > 0) {
+            all.append(buf, n);
+        }
+        return all;
+    }
+    void signal(int sig) { ::kill(pid_, sig); }
+    // The exit code, or -1 when it did not exit within `timeout` or died of a signal.
+    int wait_exit(std::chrono::milliseconds timeout = 10s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            int st = 0;
+            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                exited_ = true;
+                return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        return -1;
+    }
+
+private:
+    pid_t pid_ = -1;
+    FILE* out_ = nullptr;
+    bool exited_ = false;
+};
+
+std::uint16_t port_from(const std::string& announcement) {
+    std::smatch m;
+    static const std::regex re(R"(http://127\.0\.0\.1:(\d+))");
+    if (!std::regex_search(announcement, m, re)) {
+        return 0;
+    }
+    return static_cast<std::uint16_t>(std::stoi(m[1]));
+}
+
+std::string run_curl(const std::string& args) {
+    std::string out;
+    FILE* p = ::popen(("curl -sS --max-time 5 " + args + " 2>&1").c_str(), "r");
+    if (p == nullptr) {
+        return out;
+    }
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) {
+        out.append(buf, n);
+    }
+    ::pclose(p);
+    return out;
+}
+
+TEST(cli_test, serve_platform_answers_curl_and_stops_cleanly_on_sigterm) {
+    child c({"serve", "platform", "--port", "0", "--threads", "2"});
+    const std::string hello = c.line();
+    const auto port = port_from(hello);
+    ASSERT_NE(port, 0) << hello;
+    const std::string base = "http://127.0.0.1:" + std::to_string(port);
+    EXPECT_EQ(run_curl(base + "/plaintext"), "Hello, World!");
+    EXPECT_EQ(run_curl(base + "/json"), R"({"message":"Hello, World!"})");
+    const std::string head = run_curl("-i " + base + "/json");
+    EXPECT_NE(head.find("Content-Type: application/json"), std::string::npos) << head;
+    EXPECT_NE(head.find("Server: hotpath"), std::string::npos);
+    EXPECT_NE(head.find("Date: "), std::string::npos);
+    // curl reuses one connection for several URLs on the command line.
+    EXPECT_EQ(run_curl(base + "/plaintext " + base + "/plaintext"), "Hello, World!Hello, World!");
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
+    EXPECT_NE(c.rest().find("stopped after"), std::string::npos);
+}
+
+TEST(cli_test, serve_avatar_redirects_to_a_renard_in_range) {
+    child c({"serve", "avatar", "0", "3"});
+    const auto port = port_from(c.line());
+    ASSERT_NE(port, 0);
+    std::set<std::string> seen;
+    for (int i = 0; i < 60; ++i) {
+        const std::string out =
+            run_curl("-o /dev/null -w '%{http_code} %{redirect_url}' http://127.0.0.1:" + std::to_string(port) + "/");
+        std::smatch m;
+        static const std::regex re(R"(^302 https://avatar\.spacefox\.fr/Renard-([0-3])\.png$)");
+        ASSERT_TRUE(std::regex_match(out, m, re)) << out;
+        seen.insert(m[1]);
+    }
+    EXPECT_GE(seen.size(), 3u); // uniform over 0..3: 60 draws miss two values with negligible probability
+    c.signal(SIGINT);
+    EXPECT_EQ(c.wait_exit(), 0);
+}
+
+TEST(cli_test, bad_usage_exits_2_with_one_line) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"serve", "platform", "--port", "notanumber"},
+             {"serve", "nosuchapp"},
+             {"frobnicate"},
+             {"serve", "platform", "--headers-timeout", "0"},
+         }) {
+        child c(args);
+        const std::string out = c.rest();
+        EXPECT_EQ(c.wait_exit(), 2) << out;
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+        EXPECT_EQ(out.rfind("hotpath: ", 0), 0u) << out;
+    }
+}
+
+TEST(cli_test, port_in_use_is_a_clear_error) {
+    child first({"serve", "platform", "--port", "0"});
+    const auto port = port_from(first.line());
+    ASSERT_NE(port, 0);
+    // SO_REUSEPORT lets processes of the same user share a port; a different address family is refused
+    // the same way, so bind a bad address instead to see the error path.
+    child second({"serve", "platform", "--port", "0", "--address", "256.1.1.1"});
+    const std::string out = second.rest();
+    EXPECT_EQ(second.wait_exit(), 1) << out;
+    EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+}
+
+TEST(cli_test, help_explains_every_option) {
+    child c({"serve", "platform", "--help"});
+    const std::string out = c.rest();
+    EXPECT_EQ(c.wait_exit(), 0);
+    for (const char* opt : {"--port", "--threads", "--address", "--max-connections", "--max-body-bytes",
+                            "--headers-timeout", "--keepalive-timeout", "--drain-timeout"}) {
+        EXPECT_NE(out.find(opt), std::string::npos) << opt;
+    }
+}
+
+} // namespace
+} // namespace hotpath

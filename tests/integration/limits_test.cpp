@@ -1,0 +1,195 @@
+// Every limit and timeout of the server, over real loopback sockets: the exact status, then the close.
+#include "server/server.hpp"
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <thread>
+
+namespace hotpath {
+namespace {
+
+using namespace std::chrono_literals;
+using test::raw_client;
+using test::test_server;
+
+app make_app() {
+    app a;
+    a.get("/hello", [](request&, response& res) { res.text("hello"); });
+    a.post("/echo", [](request& req, response& res) { res.body(req.body(), "application/octet-stream"); });
+    return a;
+}
+
+// Sends `bytes` and expects one reply with `status`, then the connection closed by the server.
+void expect_rejected(std::uint16_t port, const std::string& bytes, int status) {
+    raw_client c(port);
+    ASSERT_TRUE(c.connected());
+    c.send(bytes); // the server may close before reading everything
+    auto r = c.read_reply();
+    ASSERT_TRUE(r) << "no reply; expected " << status;
+    EXPECT_EQ(r->status, status);
+    EXPECT_EQ(r->field("connection"), "close");
+    EXPECT_EQ(r->field("content-type"), "application/problem+json");
+    EXPECT_TRUE(c.wait_closed());
+}
+
+class limits_test : public ::testing::Test {
+protected:
+    app routes_ = make_app();
+};
+
+TEST_F(limits_test, request_line_over_the_limit_is_414) {
+    http::limits l;
+    l.max_request_line_bytes = 1024;
+    test_server srv(routes_, l);
+    expect_rejected(srv.port(), "GET /" + std::string(1100, 'a') + " HTTP/1.1\r\nHost: t\r\n\r\n", 414);
+    // Just under the limit is fine (and a 404).
+    raw_client c(srv.port());
+    const std::string line = "GET /" + std::string(1024 - 16, 'a') + " HTTP/1.1\r\n";
+    ASSERT_EQ(line.size(), 1024u);
+    c.send(line + "Host: t\r\n\r\n");
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404);
+}
+
+TEST_F(limits_test, request_line_without_end_is_414_before_the_head_completes) {
+    http::limits l;
+    l.max_request_line_bytes = 1024;
+    test_server srv(routes_, l);
+    expect_rejected(srv.port(), "GET /" + std::string(5000, 'a'), 414);
+}
+
+TEST_F(limits_test, header_section_over_the_byte_limit_is_431) {
+    http::limits l;
+    l.max_header_bytes = 2048;
+    test_server srv(routes_, l);
+    expect_rejected(srv.port(), "GET /hello HTTP/1.1\r\nHost: t\r\nX-Big: " + std::string(3000, 'v') + "\r\n\r\n", 431);
+}
+
+TEST_F(limits_test, too_many_header_fields_is_431) {
+    test_server srv(routes_);
+    std::string req = "GET /hello HTTP/1.1\r\nHost: t\r\n";
+    for (int i = 0; i < 100; ++i) {
+        req += "X-F" + std::to_string(i) + ": v\r\n";
+    }
+    expect_rejected(srv.port(), req + "\r\n", 431);
+}
+
+TEST_F(limits_test, default_limits_accept_100_fields) {
+    test_server srv(routes_);
+    std::string req = "GET /hello HTTP/1.1\r\nHost: t\r\n";
+    for (int i = 0; i < 99; ++i) {
+        req += "X-F" + std::to_string(i) + ": v\r\n";
+    }
+    raw_client c(srv.port());
+    c.send(req + "\r\n");
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(limits_test, content_length_over_the_body_limit_is_413_without_reading_it) {
+    http::limits l;
+    l.max_body_bytes = 1000;
+    test_server srv(routes_, l);
+    expect_rejected(srv.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n", 413);
+}
+
+TEST_F(limits_test, chunked_body_over_the_limit_is_413) {
+    http::limits l;
+    l.max_body_bytes = 1000;
+    test_server srv(routes_, l);
+    std::string req = "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
+    for (int i = 0; i < 5; ++i) {
+        req += "100\r\n" + std::string(256, 'x') + "\r\n";
+    }
+    expect_rejected(srv.port(), req + "0\r\n\r\n", 413);
+}
+
+TEST_F(limits_test, smuggling_attempts_are_rejected) {
+    test_server srv(routes_);
+    expect_rejected(srv.port(),
+                    "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n"
+                    "0\r\n\r\n",
+                    400);
+    expect_rejected(srv.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\nContent-Length: 5\r\n\r\n",
+                    400);
+    expect_rejected(srv.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 501);
+    expect_rejected(srv.port(), "GET /hello HTTP/1.1\r\nHost: t\r\n folded\r\n\r\n", 400);
+    expect_rejected(srv.port(), "GET /hello HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400);
+    expect_rejected(srv.port(), "GET /hello HTTP/1.1\r\n\r\n", 400);
+    expect_rejected(srv.port(), "GET /hello HTTP/1.1\rHost: t\r\n\r\n", 400);
+    expect_rejected(srv.port(), "GET /hello HTTP/2.0\r\nHost: t\r\n\r\n", 505);
+    expect_rejected(srv.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400);
+}
+
+TEST_F(limits_test, slow_request_head_is_408_after_the_headers_timeout) {
+    http::limits l;
+    l.request_headers_timeout = 1s;
+    test_server srv(routes_, l);
+    raw_client c(srv.port());
+    const auto t0 = std::chrono::steady_clock::now();
+    c.send("GET /hello HTTP/1.1\r\nHo");
+    auto r = c.read_reply(5s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 408);
+    EXPECT_TRUE(c.wait_closed());
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 900ms);
+    EXPECT_GE(srv.get().stats().timeouts, 1u);
+}
+
+TEST_F(limits_test, silent_new_connection_is_closed_after_the_headers_timeout) {
+    http::limits l;
+    l.request_headers_timeout = 1s;
+    test_server srv(routes_, l);
+    raw_client c(srv.port());
+    EXPECT_TRUE(c.wait_closed(5s));
+}
+
+TEST_F(limits_test, idle_keep_alive_connection_is_closed) {
+    http::limits l;
+    l.keep_alive_timeout = 1s;
+    test_server srv(routes_, l);
+    raw_client c(srv.port());
+    c.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+    ASSERT_TRUE(c.read_reply());
+    const auto t0 = std::chrono::steady_clock::now();
+    EXPECT_TRUE(c.wait_closed(5s));
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 500ms);
+}
+
+TEST_F(limits_test, body_slower_than_the_minimum_rate_is_408) {
+    http::limits l;
+    l.min_body_rate_grace = 1s;
+    l.min_body_bytes_per_second = 10'000;
+    test_server srv(routes_, l);
+    raw_client c(srv.port());
+    c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 100000\r\n\r\nabc");
+    auto r = c.read_reply(6s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 408);
+}
+
+TEST_F(limits_test, connections_over_the_maximum_are_closed_at_once) {
+    http::limits l;
+    l.max_connections = 2;
+    test_server srv(routes_, l);
+    raw_client a(srv.port());
+    raw_client b(srv.port());
+    a.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+    b.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+    ASSERT_TRUE(a.read_reply());
+    ASSERT_TRUE(b.read_reply());
+    raw_client third(srv.port());
+    EXPECT_TRUE(third.wait_closed(3s));
+    EXPECT_EQ(srv.get().stats().connections_rejected, 1u);
+    // The first two still work.
+    a.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+    EXPECT_TRUE(a.read_reply());
+}
+
+} // namespace
+} // namespace hotpath

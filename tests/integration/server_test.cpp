@@ -1,0 +1,376 @@
+// The server over real loopback sockets: keep-alive, pipelining, bodies, routing, errors, shutdown.
+#include "net/sleep.hpp"
+#include "server/json.hpp"
+#include "server/server.hpp"
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
+
+#include <gtest/gtest.h>
+
+#include <charconv>
+#include <future>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+namespace hotpath {
+namespace {
+
+using namespace std::chrono_literals;
+using test::raw_client;
+using test::test_server;
+
+unsigned to_unsigned(std::string_view s) {
+    unsigned v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
+
+app make_app() {
+    app a;
+    a.get("/hello", [](request&, response& res) { res.text("hello"); });
+    a.get("/seq/{n}", [](request& req, response& res) { res.text(req.param("n")); });
+    a.get("/users/{id}/orders/{order}", [](request& req, response& res) {
+        res.text(std::string(req.param("id")) + "|" + std::string(req.param("order")) + "|" +
+                 std::string(req.query_param("q")));
+    });
+    a.post("/echo", [](request& req, response& res) { res.body(req.body(), "application/octet-stream"); });
+    a.post("/size", [](request& req, response& res) {
+        std::uint64_t sum = 0;
+        for (char c : req.body()) {
+            sum = sum * 31 + static_cast<unsigned char>(c);
+        }
+        res.text(std::to_string(req.body().size()) + ":" + std::to_string(sum));
+    });
+    a.put("/items/{id}", [](request& req, response& res) { res.text("put " + std::string(req.param("id"))); });
+    a.del("/items/{id}", [](request& req, response& res) { res.text("deleted " + std::string(req.param("id"))); });
+    a.get("/slow", [](request& req, response& res) -> task<void> {
+        co_await net::sleep_for(std::chrono::milliseconds{to_unsigned(req.query_param("ms"))});
+        res.text("slow");
+    });
+    a.get("/throw", [](request&, response&) { throw std::runtime_error("boom"); });
+    a.get("/async-throw", [](request&, response&) -> task<void> {
+        co_await net::sleep_for(1ms);
+        throw std::runtime_error("boom later");
+    });
+    a.get("/json", [](request&, response& res) {
+        boost::json::object o(json_storage(res));
+        o.emplace("message", "Hello, World!");
+        res.json(o);
+    });
+    a.get("/redirect", [](request&, response& res) { res.redirect("https://example.invalid/x"); });
+    return a;
+}
+
+std::string get(std::string_view target) {
+    return "GET " + std::string(target) + " HTTP/1.1\r\nHost: t\r\n\r\n";
+}
+
+class server_test : public ::testing::Test {
+protected:
+    app routes_ = make_app();
+};
+
+TEST_F(server_test, answers_with_server_date_and_length) {
+    test_server srv(routes_);
+    ASSERT_TRUE(srv.ok());
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/hello")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "hello");
+    EXPECT_EQ(r->field("server"), "hotpath");
+    EXPECT_EQ(r->field("date").size(), 29u);
+    EXPECT_EQ(r->field("content-length"), "5");
+    EXPECT_EQ(r->field("content-type"), "text/plain; charset=utf-8");
+    EXPECT_EQ(r->field("connection"), "");
+}
+
+TEST_F(server_test, json_is_serialised_by_the_json_library) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/json")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, R"({"message":"Hello, World!"})");
+    EXPECT_EQ(r->field("content-type"), "application/json");
+}
+
+TEST_F(server_test, keep_alive_serves_many_requests_on_one_connection) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    for (int i = 0; i < 200; ++i) {
+        ASSERT_TRUE(c.send(get("/seq/" + std::to_string(i))));
+        auto r = c.read_reply();
+        ASSERT_TRUE(r) << i;
+        EXPECT_EQ(r->body, std::to_string(i));
+    }
+    EXPECT_EQ(srv.get().stats().connections_accepted, 1u);
+}
+
+TEST_F(server_test, pipelined_requests_in_one_packet_are_answered_in_order) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    std::string batch;
+    for (int i = 0; i < 500; ++i) {
+        batch += get("/seq/" + std::to_string(i));
+    }
+    ASSERT_TRUE(c.send(batch));
+    for (int i = 0; i < 500; ++i) {
+        auto r = c.read_reply();
+        ASSERT_TRUE(r) << i;
+        ASSERT_EQ(r->body, std::to_string(i));
+    }
+}
+
+TEST_F(server_test, pipelining_keeps_order_across_an_async_handler) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/seq/1") + get("/slow?ms=50") + get("/seq/2") + get("/slow?ms=1") + get("/seq/3")));
+    const char* expected[] = {"1", "slow", "2", "slow", "3"};
+    for (const char* e : expected) {
+        auto r = c.read_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->body, e);
+    }
+}
+
+TEST_F(server_test, path_and_query_parameters) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/users/42/orders/7?x=1&q=abc")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "42|7|abc");
+    ASSERT_TRUE(c.send("PUT /items/9 HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "put 9");
+    ASSERT_TRUE(c.send("DELETE /items/9 HTTP/1.1\r\nHost: t\r\n\r\n"));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "deleted 9");
+}
+
+TEST_F(server_test, large_content_length_body_arrives_whole) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    std::string body(3 * 1024 * 1024 + 17, '\0');
+    std::uint64_t sum = 0;
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        body[i] = static_cast<char>('a' + i % 26);
+        sum = sum * 31 + static_cast<unsigned char>(body[i]);
+    }
+    ASSERT_TRUE(
+        c.send("POST /size HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    auto r = c.read_reply(10s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, std::to_string(body.size()) + ":" + std::to_string(sum));
+}
+
+TEST_F(server_test, chunked_body_is_decoded_and_the_next_request_follows) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    std::string chunked = "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n";
+    std::string expected;
+    for (int i = 0; i < 300; ++i) {
+        const std::string piece(static_cast<std::size_t>(i % 50 + 1), static_cast<char>('A' + i % 26));
+        char hex[16];
+        const auto end = std::to_chars(hex, hex + sizeof(hex), piece.size(), 16).ptr;
+        chunked += std::string(hex, end) + ";ext=1\r\n" + piece + "\r\n";
+        expected += piece;
+    }
+    chunked += "0\r\nX-Trailer: yes\r\n\r\n";
+    ASSERT_TRUE(c.send(chunked + get("/seq/5")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, expected);
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "5");
+}
+
+TEST_F(server_test, chunked_body_sent_one_byte_at_a_time) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    const std::string msg = "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
+                            "5\r\nhello\r\n7\r\n, world\r\n0\r\n\r\n";
+    for (char ch : msg) {
+        ASSERT_TRUE(c.send(std::string_view(&ch, 1)));
+    }
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "hello, world");
+}
+
+TEST_F(server_test, expect_100_continue_gets_an_interim_response) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 5\r\nExpect: 100-continue\r\n\r\n"));
+    auto interim = c.read_reply();
+    ASSERT_TRUE(interim);
+    EXPECT_EQ(interim->status, 100);
+    ASSERT_TRUE(c.send("12345"));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "12345");
+}
+
+TEST_F(server_test, head_has_the_fields_of_get_without_the_body) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send("HEAD /hello HTTP/1.1\r\nHost: t\r\n\r\n" + get("/seq/8")));
+    auto r = c.read_reply(5s, true);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->field("content-length"), "5");
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "8"); // the HEAD reply carried no body bytes
+}
+
+TEST_F(server_test, http_1_0_closes_unless_keep_alive_is_asked) {
+    test_server srv(routes_);
+    {
+        raw_client c(srv.port());
+        ASSERT_TRUE(c.send("GET /hello HTTP/1.0\r\n\r\n"));
+        auto r = c.read_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->field("connection"), "close");
+        EXPECT_TRUE(c.wait_closed());
+    }
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send("GET /hello HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->field("connection"), "keep-alive");
+    ASSERT_TRUE(c.send("GET /seq/3 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "3");
+}
+
+TEST_F(server_test, connection_close_is_honoured_and_later_requests_ignored) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send("GET /seq/1 HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n" + get("/seq/2")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "1");
+    EXPECT_EQ(r->field("connection"), "close");
+    EXPECT_TRUE(c.wait_closed());
+}
+
+TEST_F(server_test, unknown_path_is_404_problem_json) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/nope")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 404);
+    EXPECT_EQ(r->field("content-type"), "application/problem+json");
+    EXPECT_NE(r->body.find(R"("status":404)"), std::string::npos);
+    // The connection stays usable after a 404.
+    ASSERT_TRUE(c.send(get("/hello")));
+    EXPECT_TRUE(c.read_reply());
+}
+
+TEST_F(server_test, wrong_method_is_405_with_allow) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send("POST /hello HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n"));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 405);
+    EXPECT_EQ(r->field("allow"), "GET, HEAD");
+    ASSERT_TRUE(c.send("GET /items/3 HTTP/1.1\r\nHost: t\r\n\r\n"));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 405);
+    EXPECT_EQ(r->field("allow"), "PUT, DELETE");
+}
+
+TEST_F(server_test, handler_exception_is_a_counted_500_and_the_server_goes_on) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/throw")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 500);
+    ASSERT_TRUE(c.send(get("/async-throw")));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 500);
+    ASSERT_TRUE(c.send(get("/hello")));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(srv.get().stats().handler_exceptions, 2u);
+}
+
+TEST_F(server_test, redirect_sets_location) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send(get("/redirect")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 302);
+    EXPECT_EQ(r->field("location"), "https://example.invalid/x");
+    EXPECT_EQ(r->field("content-length"), "0");
+}
+
+TEST_F(server_test, many_loops_share_one_port) {
+    test_server srv(routes_, {}, 4);
+    ASSERT_TRUE(srv.ok());
+    EXPECT_EQ(srv.get().threads(), 4u);
+    for (int i = 0; i < 40; ++i) {
+        raw_client c(srv.port());
+        ASSERT_TRUE(c.send(get("/hello")));
+        ASSERT_TRUE(c.read_reply());
+    }
+}
+
+TEST_F(server_test, graceful_shutdown_completes_an_in_flight_request) {
+    auto srv = std::make_unique<test_server>(routes_);
+    const auto port = srv->port();
+    raw_client idle(port);
+    ASSERT_TRUE(idle.send(get("/hello")));
+    ASSERT_TRUE(idle.read_reply());
+
+    raw_client busy(port);
+    ASSERT_TRUE(busy.send(get("/slow?ms=400")));
+    std::this_thread::sleep_for(100ms); // the handler is now sleeping
+    const auto t0 = std::chrono::steady_clock::now();
+    srv->get().stop();
+
+    auto r = busy.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "slow");
+    EXPECT_EQ(r->field("connection"), "close");
+    EXPECT_TRUE(busy.wait_closed());
+    EXPECT_TRUE(idle.wait_closed());
+    srv->get().wait();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+    raw_client late(port);
+    EXPECT_FALSE(late.connected());
+    srv.reset();
+}
+
+TEST_F(server_test, drain_timeout_cuts_a_request_that_takes_too_long) {
+    http::limits l;
+    l.drain_timeout = 200ms;
+    auto srv = std::make_unique<test_server>(routes_, l);
+    raw_client busy(srv->port());
+    ASSERT_TRUE(busy.send(get("/slow?ms=20000")));
+    std::this_thread::sleep_for(100ms);
+    const auto t0 = std::chrono::steady_clock::now();
+    srv->get().stop();
+    EXPECT_TRUE(busy.wait_closed(5s));
+    srv->get().wait();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+}
+
+} // namespace
+} // namespace hotpath

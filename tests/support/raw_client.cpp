@@ -1,0 +1,149 @@
+// Blocking socket client with poll()-based deadlines.
+#include "support/raw_client.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstdlib>
+
+namespace hotpath::test {
+
+raw_client::raw_client(std::uint16_t port) {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd_ < 0) {
+        return;
+    }
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_port = htons(port);
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+        ::close(fd_);
+        fd_ = -1;
+        return;
+    }
+    int one = 1;
+    ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+raw_client::~raw_client() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+bool raw_client::send(std::string_view bytes) {
+    while (!bytes.empty()) {
+        const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+        if (n < 0) {
+            if (errno == EINTR) {
+                continue;
+            }
+            return false;
+        }
+        bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+void raw_client::shutdown_send() {
+    ::shutdown(fd_, SHUT_WR);
+}
+
+bool raw_client::fill(std::chrono::steady_clock::time_point deadline) {
+    const auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+        return false;
+    }
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+        return false;
+    }
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+    if (n <= 0) {
+        return false;
+    }
+    buffer_.append(buf, static_cast<std::size_t>(n));
+    return true;
+}
+
+std::optional<http_reply> raw_client::read_reply(std::chrono::milliseconds timeout, bool head_request) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    std::size_t end = 0;
+    while ((end = buffer_.find("\r\n\r\n")) == std::string::npos) {
+        if (!fill(deadline)) {
+            return std::nullopt;
+        }
+    }
+    http_reply reply;
+    const std::string head = buffer_.substr(0, end);
+    std::size_t line_end = head.find("\r\n");
+    const std::string status_line = head.substr(0, line_end);
+    if (status_line.rfind("HTTP/1.", 0) != 0 || status_line.size() < 12) {
+        return std::nullopt;
+    }
+    reply.status = std::atoi(status_line.c_str() + 9);
+    std::size_t pos = line_end == std::string::npos ? head.size() : line_end + 2;
+    while (pos < head.size()) {
+        std::size_t next = head.find("\r\n", pos);
+        if (next == std::string::npos) {
+            next = head.size();
+        }
+        const std::string line = head.substr(pos, next - pos);
+        const auto colon = line.find(':');
+        if (colon != std::string::npos) {
+            std::string name = line.substr(0, colon);
+            std::transform(name.begin(), name.end(), name.begin(), [](unsigned char c) { return std::tolower(c); });
+            std::string value = line.substr(colon + 1);
+            value.erase(0, value.find_first_not_of(' '));
+            reply.fields[name] = value;
+        }
+        pos = next + 2;
+    }
+    buffer_.erase(0, end + 4);
+    std::size_t length = 0;
+    const bool bodyless = head_request || reply.status < 200 || reply.status == 204 || reply.status == 304;
+    if (!bodyless) {
+        length = static_cast<std::size_t>(std::strtoull(reply.field("content-length").c_str(), nullptr, 10));
+    }
+    while (buffer_.size() < length) {
+        if (!fill(deadline)) {
+            return std::nullopt;
+        }
+    }
+    reply.body = buffer_.substr(0, length);
+    buffer_.erase(0, length);
+    return reply;
+}
+
+bool raw_client::wait_closed(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    for (;;) {
+        const auto left =
+            std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return false;
+        }
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, static_cast<int>(left.count())) <= 0) {
+            return false;
+        }
+        char buf[4096];
+        const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+        if (n <= 0) {
+            return true;
+        }
+        buffer_.append(buf, static_cast<std::size_t>(n));
+    }
+}
+
+} // namespace hotpath::test

@@ -1,0 +1,50 @@
+// A blocking TCP client for tests: sends exact bytes, reads HTTP/1.1 responses with deadlines.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace hotpath::test {
+
+struct http_reply {
+    int status = 0;
+    std::map<std::string, std::string> fields; // names lower-cased; a repeated field keeps its last value
+    std::string body;
+
+    std::string field(const std::string& lower_name) const {
+        auto it = fields.find(lower_name);
+        return it == fields.end() ? std::string{} : it->second;
+    }
+};
+
+// Connects to 127.0.0.1:port. Every read waits at most `timeout`; a test never hangs on a silent server.
+class raw_client {
+public:
+    explicit raw_client(std::uint16_t port);
+    ~raw_client();
+    raw_client(const raw_client&) = delete;
+    raw_client& operator=(const raw_client&) = delete;
+
+    bool connected() const noexcept { return fd_ >= 0; }
+    bool send(std::string_view bytes);
+    // Reads one response (Content-Length or no body; 1xx, 204, 304 and HEAD replies have none). nullopt on
+    // timeout, close or malformed input.
+    std::optional<http_reply> read_reply(std::chrono::milliseconds timeout = std::chrono::seconds{5},
+                                         bool head_request = false);
+    // True when the peer closes (EOF or reset) within `timeout`, discarding any bytes before.
+    bool wait_closed(std::chrono::milliseconds timeout = std::chrono::seconds{5});
+    // Half-closes the sending side.
+    void shutdown_send();
+
+private:
+    bool fill(std::chrono::steady_clock::time_point deadline);
+
+    int fd_ = -1;
+    std::string buffer_;
+};
+
+} // namespace hotpath::test

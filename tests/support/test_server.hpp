@@ -1,0 +1,46 @@
+// Runs a hotpath server in-process on 127.0.0.1 with a free port, for integration tests.
+#pragma once
+
+#include "server/server.hpp"
+
+#include <cstdlib>
+#include <memory>
+#include <string_view>
+
+namespace hotpath::test {
+
+// The I/O backend the tests run on: HOTPATH_TEST_IO=uring|epoll (ctest runs the server tests once with each).
+inline io_backend test_io() {
+    const char* env = std::getenv("HOTPATH_TEST_IO");
+    const std::string_view v = env == nullptr ? "" : env;
+    return v == "uring" ? io_backend::uring : v == "epoll" ? io_backend::epoll : io_backend::automatic;
+}
+
+// Starts on construction (port 0, `threads` loops) and stops gracefully on destruction.
+class test_server {
+public:
+    explicit test_server(const app& routes, http::limits limits = {}, unsigned threads = 1) {
+        server_options options;
+        options.port = 0;
+        options.threads = threads;
+        options.limits = limits;
+        options.io = test_io();
+        server_ = std::make_unique<server>(routes, options);
+        auto started = server_->start();
+        ok_ = started.has_value();
+    }
+    ~test_server() {
+        server_->stop();
+        server_->wait();
+    }
+
+    bool ok() const noexcept { return ok_; }
+    std::uint16_t port() const noexcept { return server_->port(); }
+    server& get() noexcept { return *server_; }
+
+private:
+    std::unique_ptr<server> server_;
+    bool ok_ = false;
+};
+
+} // namespace hotpath::test
