@@ -1,8 +1,9 @@
 // A byte-at-a-time state machine for the chunked framing that moves chunk data in bulk (RFC 9112 §7.1).
 #include "http/chunked_decoder.hpp"
 
+#include "http/char_class.hpp"
+
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <string_view>
 
@@ -38,39 +39,10 @@ enum class state : std::uint8_t {
     failed_431,
 };
 
-// Byte classes in a 256-entry table, one bit each (the request parser uses the same definitions).
-enum : std::uint8_t {
-    tchar_bit = 1, // RFC 9110 §5.6.2 tchar
-    value_bit = 2, // RFC 9110 §5.5 field-vchar, SP, HTAB; also qdtext/quoted-pair bytes besides '"' and '\'
-    hex_bit = 4,   // HEXDIG, either case
-};
-
-constexpr std::array<std::uint8_t, 256> make_classes() noexcept {
-    constexpr std::string_view tchar_symbols = "!#$%&'*+-.^_`|~";
-    std::array<std::uint8_t, 256> table{};
-    for (unsigned c = 0; c < 256; ++c) {
-        const bool digit = c >= '0' && c <= '9';
-        const bool alpha = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        unsigned bits = 0;
-        if (digit || alpha || tchar_symbols.find(static_cast<char>(c)) != std::string_view::npos) {
-            bits |= tchar_bit;
-        }
-        if ((c >= 0x21 && c <= 0x7e) || c >= 0x80 || c == ' ' || c == '\t') {
-            bits |= value_bit;
-        }
-        if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
-            bits |= hex_bit;
-        }
-        table[c] = static_cast<std::uint8_t>(bits);
-    }
-    return table;
-}
-
-constexpr std::array<std::uint8_t, 256> classes = make_classes();
-
-inline bool is(unsigned char c, std::uint8_t bit) noexcept {
-    return (classes[c] & bit) != 0;
-}
+using char_class::hex_bit;
+using char_class::is;
+using char_class::tchar_bit;
+using char_class::value_bit;
 
 inline bool is_bws(unsigned char c) noexcept {
     return c == ' ' || c == '\t';

@@ -16,8 +16,8 @@ struct field {
     std::string_view value;
 };
 
-// How the body is framed (RFC 9112 §6.3).
-enum class body_framing : std::uint8_t { none, content_length, chunked };
+// How the body is framed (RFC 9112 §6.3). `until_close` occurs only in responses.
+enum class body_framing : std::uint8_t { none, content_length, chunked, until_close };
 
 // All string_views point into the buffer the head was parsed from and stay valid while that buffer is
 // neither modified nor moved (the connection keeps it until the response to this request is written).

@@ -1,8 +1,9 @@
 // Finds the end of an HTTP/1.x request head incrementally, then validates and splits it in one pass (RFC 9112).
 #include "http/request_parser.hpp"
 
+#include "http/char_class.hpp"
+
 #include <algorithm>
-#include <array>
 #include <cstring>
 #include <limits>
 
@@ -17,53 +18,12 @@ constexpr std::size_t max_leading_empty_lines = 8;
 // arithmetic of callers (offsets, remaining bytes) free of overflow.
 constexpr std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();
 
-// Byte classes, one bit each, in a 256-entry table: one load and one test per byte, no range comparisons.
-enum : std::uint8_t {
-    tchar_bit = 1,  // RFC 9110 §5.6.2 tchar: method and field-name bytes
-    target_bit = 2, // request-target bytes accepted: VCHAR 0x21-0x7E (no SP, CTL, DEL; obs-text too is refused)
-    value_bit = 4,  // RFC 9110 §5.5 field-value bytes: VCHAR, obs-text 0x80-0xFF, SP and HTAB
-};
-
-constexpr std::array<std::uint8_t, 256> make_classes() noexcept {
-    constexpr std::string_view tchar_symbols = "!#$%&'*+-.^_`|~";
-    std::array<std::uint8_t, 256> table{};
-    for (unsigned c = 0; c < 256; ++c) {
-        const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-        const bool vchar = c >= 0x21 && c <= 0x7e;
-        unsigned bits = 0;
-        if (alnum || tchar_symbols.find(static_cast<char>(c)) != std::string_view::npos) {
-            bits |= tchar_bit;
-        }
-        if (vchar) {
-            bits |= target_bit;
-        }
-        if (vchar || c >= 0x80 || c == ' ' || c == '\t') {
-            bits |= value_bit;
-        }
-        table[c] = static_cast<std::uint8_t>(bits);
-    }
-    return table;
-}
-
-constexpr std::array<std::uint8_t, 256> classes = make_classes();
-
-inline bool is(char c, std::uint8_t bit) noexcept {
-    return (classes[static_cast<unsigned char>(c)] & bit) != 0;
-}
-
-inline bool is_ows(char c) noexcept {
-    return c == ' ' || c == '\t';
-}
-
-std::string_view trim_ows(std::string_view s) noexcept {
-    while (!s.empty() && is_ows(s.front())) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && is_ows(s.back())) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
+using char_class::is;
+using char_class::is_ows;
+using char_class::tchar_bit;
+using char_class::trim_ows;
+using char_class::value_bit;
+using char_class::vchar_bit;
 
 constexpr parse_result fail(status s) noexcept {
     return {parse_status::error, 0, s};
@@ -180,7 +140,7 @@ status parse_request_line(const char* p, std::size_t start, std::size_t line_end
 
     // §3.2: the target contains no whitespace or control characters.
     const std::size_t target_start = ++i;
-    while (is(p[i], target_bit)) {
+    while (is(p[i], vchar_bit)) {
         ++i;
     }
     if (i == target_start || p[i] != ' ') {
