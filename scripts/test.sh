@@ -22,8 +22,8 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 if command -v clang++-14 >/dev/null 2>&1; then
     echo "== fuzzers, ${FUZZ_SECONDS}s each"
     cmake --preset fuzz >/dev/null
-    cmake --build --preset fuzz -j "$JOBS"
-    for target in request_parser chunked_decoder; do
+    cmake --build --preset fuzz -j "$JOBS" --target request_parser_fuzz chunked_decoder_fuzz response_parser_fuzz
+    for target in request_parser chunked_decoder response_parser; do
         work=$(mktemp -d)
         cp -r "fuzz/corpus/${target}/." "$work/"
         "build/fuzz/fuzz/${target}_fuzz" -max_total_time="$FUZZ_SECONDS" -dict=fuzz/http.dict \

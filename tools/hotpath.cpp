@@ -1,12 +1,22 @@
 // The `hotpath` command line: parses options and wires the library's pieces together; no logic of its own.
 #include "apps/apps.hpp"
+#include "http/response.hpp"
+#include "load/plan.hpp"
+#include "load/report.hpp"
+#include "load/runner.hpp"
 #include "server/server.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
 
 namespace {
 
@@ -70,6 +80,194 @@ int serve(std::string_view name, const hotpath::app& routes, serve_flags& flags)
     return 0;
 }
 
+// Raw `hotpath load` flags as typed; turned into a load::plan (with one-line errors) by make_plan.
+struct load_flags {
+    std::string url;
+    unsigned connections = 50;
+    std::string duration;
+    std::uint64_t requests = 0;
+    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    std::string method = "GET";
+    std::vector<std::string> headers;
+    std::string body;
+    std::string body_file;
+    std::string timeout = "10s";
+    bool no_keepalive = false;
+    unsigned pipeline = 1;
+    double rate = 0;
+    unsigned max_connections = 0;
+    std::string stages;
+    std::string warmup;
+    std::vector<std::string> thresholds;
+    std::vector<unsigned> expect_status;
+    std::string json;
+    bool quiet = false;
+
+    void add_to(CLI::App& cmd) {
+        cmd.add_option("url", url, "Target, http://host[:port]/path")->required();
+        cmd.add_option("-c,--connections", connections, "Connections (closed model: virtual users)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 100000u));
+        cmd.add_option("-d,--duration", duration, "Run time, e.g. 10s, 2m (default 10s, or until -n is done)");
+        cmd.add_option("-n,--requests", requests, "Stop after exactly this many requests (like ab -n)");
+        cmd.add_option("-t,--threads", threads, "Worker threads, one event loop each")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 1024u));
+        cmd.add_option("-m,--method", method, "Request method")->capture_default_str();
+        cmd.add_option("-H,--header", headers, "A request header, \"Name: value\" (repeatable)");
+        cmd.add_option("-b,--body", body, "Request body");
+        cmd.add_option("--body-file", body_file, "Read the request body from a file");
+        cmd.add_option("--timeout", timeout, "Per-request timeout")->capture_default_str();
+        cmd.add_flag("--no-keepalive", no_keepalive, "A new connection per request (like ab without -k)");
+        cmd.add_option("--pipeline", pipeline, "Requests sent back to back per connection (closed model)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 1024u));
+        cmd.add_option("--rate", rate, "Open model: requests per second, latency measured from the scheduled send");
+        cmd.add_option("--max-connections", max_connections, "Open model: most connections to open (default 10 x -c)");
+        cmd.add_option(
+            "--stages", stages,
+            "Load profile: \"rate=1/s:5s, rate=2/s:10s\" (open) or \"vus=0..240:60s, vus=240:60s\" (closed)");
+        cmd.add_option("--warmup", warmup, "Leave this first period out of the results, e.g. 5s");
+        cmd.add_option("--threshold", thresholds,
+                       "Pass/fail: p95<150ms, errors<8%, rps>1000 (repeatable; exit 3 on failure)");
+        cmd.add_option("--expect-status", expect_status, "A status that counts as success (repeatable), e.g. 404");
+        cmd.add_option("--json", json, "Also write the results as JSON (schema hotpath-load/1) to this file");
+        cmd.add_flag("-q,--quiet", quiet, "No progress display");
+    }
+};
+
+// Builds the plan, or returns false with a one-line reason.
+bool make_plan(const load_flags& f, hotpath::load::plan& p, std::string& why) {
+    using namespace hotpath::load;
+    auto to = parse_url(f.url, why);
+    if (!to) {
+        return false;
+    }
+    p.to = *to;
+    p.method = f.method;
+    if (!hotpath::http::is_token(p.method)) {
+        why = "bad method '" + f.method + "'";
+        return false;
+    }
+    for (const auto& h : f.headers) {
+        const auto colon = h.find(':');
+        if (colon == std::string::npos || colon == 0 || !hotpath::http::is_token(h.substr(0, colon)) ||
+            h.find_first_of("\r\n") != std::string::npos) {
+            why = "a header is \"Name: value\"; got '" + h + "'";
+            return false;
+        }
+        p.headers.emplace_back(h.substr(0, colon), h.substr(h.find_first_not_of(' ', colon + 1) == std::string::npos
+                                                                ? h.size()
+                                                                : h.find_first_not_of(' ', colon + 1)));
+    }
+    p.body = f.body;
+    if (!f.body_file.empty()) {
+        std::ifstream in(f.body_file, std::ios::binary);
+        if (!in) {
+            why = "cannot read --body-file " + f.body_file;
+            return false;
+        }
+        p.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    }
+    p.threads = f.threads;
+    p.connections = f.connections;
+    p.requests = f.requests;
+    p.keep_alive = !f.no_keepalive;
+    p.pipeline = f.pipeline;
+    p.rate = f.rate;
+    p.max_connections = f.max_connections;
+    p.expected_statuses = f.expect_status;
+    if (!f.duration.empty()) {
+        const auto d = parse_duration(f.duration);
+        if (!d || d->count() <= 0) {
+            why = "bad --duration '" + f.duration + "' (e.g. 10s, 2m)";
+            return false;
+        }
+        p.duration = *d;
+    } else if (f.requests > 0) {
+        p.duration = std::chrono::hours{24 * 365};
+    }
+    const auto timeout = parse_duration(f.timeout);
+    if (!timeout || timeout->count() <= 0) {
+        why = "bad --timeout '" + f.timeout + "'";
+        return false;
+    }
+    p.timeout = *timeout;
+    if (!f.warmup.empty()) {
+        const auto w = parse_duration(f.warmup);
+        if (!w) {
+            why = "bad --warmup '" + f.warmup + "'";
+            return false;
+        }
+        p.warmup = *w;
+    }
+    if (!f.stages.empty()) {
+        auto st = parse_stages(f.stages, why);
+        if (!st) {
+            return false;
+        }
+        p.stages = std::move(*st);
+        if (p.rate > 0 && p.stages.front().what == stage::kind::vus) {
+            why = "--rate and vus stages do not mix";
+            return false;
+        }
+    }
+    if (f.rate < 0) {
+        why = "--rate must be positive";
+        return false;
+    }
+    if (p.open_model() && p.pipeline > 1) {
+        why = "--pipeline works with the closed model only (not with --rate or rate stages)";
+        return false;
+    }
+    if (p.warmup >= p.total_time()) {
+        why = "--warmup must be shorter than the run";
+        return false;
+    }
+    for (const auto& t : f.thresholds) {
+        auto th = parse_threshold(t, why);
+        if (!th) {
+            return false;
+        }
+        p.thresholds.push_back(*th);
+    }
+    return true;
+}
+
+int run_load(const load_flags& flags) {
+    using namespace hotpath::load;
+    plan p;
+    std::string why;
+    if (!make_plan(flags, p, why)) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 2;
+    }
+    const progress_mode mode = flags.quiet                    ? progress_mode::none
+                               : ::isatty(STDERR_FILENO) != 0 ? progress_mode::terminal
+                                                              : progress_mode::lines;
+    auto outcome = run(p, mode, stderr, why);
+    if (!outcome) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 1;
+    }
+    const auto checks = evaluate(p, *outcome);
+    print_report(stdout, p, *outcome, checks);
+    if (!flags.json.empty()) {
+        std::ofstream out(flags.json, std::ios::binary);
+        out << to_json(p, *outcome, checks) << "\n";
+        if (!out) {
+            fmt::print(stderr, "hotpath: cannot write {}\n", flags.json);
+            return 1;
+        }
+    }
+    for (const auto& c : checks) {
+        if (!c.pass) {
+            return 3;
+        }
+    }
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -92,6 +290,10 @@ int main(int argc, char** argv) {
     avatar->add_option("n", avatar_n, "Largest k: k is uniform in 0..N")->capture_default_str();
     avatar_flags.add_to(*avatar);
 
+    load_flags load_options;
+    auto* load = cli.add_subcommand("load", "Load an HTTP server: closed or open model, stages, thresholds, reports");
+    load_options.add_to(*load);
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -104,6 +306,9 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    if (load->parsed()) {
+        return run_load(load_options);
+    }
     hotpath::app routes;
     if (platform->parsed()) {
         hotpath::apps::map_platform(routes);

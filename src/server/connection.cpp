@@ -232,6 +232,9 @@ bool connection::do_head() {
         chunked_.reset();
         phase_ = phase::body_chunked;
         break;
+    case http::body_framing::until_close: // responses only: the request parser never yields it
+        fail(http::status::bad_request, "the request body has no length");
+        return false;
     }
     timeout_ = timeout_kind::body_rate;
     body_started_ = owner_.loop.now();

@@ -186,6 +186,59 @@ TEST(cli_test, port_in_use_is_a_clear_error) {
     EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
 }
 
+TEST(cli_test, load_reports_and_gates_on_thresholds) {
+    child server({"serve", "platform", "--port", "0", "--threads", "1"});
+    const auto port = port_from(server.line());
+    ASSERT_NE(port, 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/json";
+    {
+        child load({"load", url, "-n", "500", "-c", "4", "-t", "1", "--threshold", "p99<10s", "--threshold",
+                    "errors<1%", "--json", "/dev/stdout", "-q"});
+        const std::string out = load.rest();
+        EXPECT_EQ(load.wait_exit(), 0) << out;
+        EXPECT_NE(out.find("500 responses"), std::string::npos) << out;
+        EXPECT_NE(out.find("200: 500"), std::string::npos) << out;
+        EXPECT_NE(out.find("\"schema\":\"hotpath-load/1\""), std::string::npos) << out;
+        EXPECT_NE(out.find("p99<10s"), std::string::npos) << out;
+    }
+    {
+        child load({"load", url, "-n", "100", "-c", "2", "-t", "1", "--threshold", "rps>1000000000", "-q"});
+        const std::string out = load.rest();
+        EXPECT_EQ(load.wait_exit(), 3) << out;
+        EXPECT_NE(out.find("FAIL"), std::string::npos) << out;
+    }
+    {
+        // Not a terminal: progress comes as plain lines on stderr, at least one per 5 s.
+        child load({"load", url, "-d", "6s", "-c", "2", "-t", "1", "--rate", "200"});
+        const std::string out = load.rest();
+        EXPECT_EQ(load.wait_exit(), 0) << out;
+        EXPECT_NE(out.find("hotpath load: "), std::string::npos) << out;
+        EXPECT_NE(out.find("req/s"), std::string::npos) << out;
+    }
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait_exit(), 0);
+}
+
+TEST(cli_test, load_bad_usage_exits_2_with_one_line) {
+    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+             {"load"},
+             {"load", "https://127.0.0.1/"},
+             {"load", "http://127.0.0.1:1/", "-d", "ten"},
+             {"load", "http://127.0.0.1:1/", "--threshold", "p95<fast"},
+             {"load", "http://127.0.0.1:1/", "--stages", "rate=1/s"},
+             {"load", "http://127.0.0.1:1/", "--rate", "10", "--pipeline", "4"},
+             {"load", "http://127.0.0.1:1/", "-H", "NoColon"},
+             {"load", "http://127.0.0.1:1/", "--body-file", "/nonexistent/file"},
+             {"load", "http://127.0.0.1:1/", "-c", "0"},
+         }) {
+        child c(args);
+        const std::string out = c.rest();
+        EXPECT_EQ(c.wait_exit(), 2) << args.back() << ": " << out;
+        EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+        EXPECT_EQ(out.rfind("hotpath: ", 0), 0u) << out;
+    }
+}
+
 TEST(cli_test, help_explains_every_option) {
     child c({"serve", "platform", "--help"});
     const std::string out = c.rest();

@@ -1,0 +1,232 @@
+// A load connection: connect, send the prepared request bytes, parse responses, report them to the worker.
+#include "load/worker.hpp"
+
+#include "net/asio_transport.hpp"
+#include "net/uring.hpp"
+#include "net/uring_transport.hpp"
+
+namespace hotpath::load {
+
+namespace asio = boost::asio;
+
+connection::~connection() = default;
+
+void connection::open() {
+    if (connecting_ || connected_ || closing_) {
+        return;
+    }
+    connecting_ = true;
+    socket_.emplace(owner_.loop_.context());
+    socket_->async_connect(owner_.endpoint_, [this](const boost::system::error_code& ec) { on_connected(ec); });
+}
+
+void connection::on_connected(const boost::system::error_code& ec) {
+    connecting_ = false;
+    if (ec) {
+        socket_.reset();
+        if (ec != asio::error::operation_aborted) {
+            owner_.on_error(*this, error_class::connect, 0);
+        }
+        owner_.on_gone(*this, true);
+        return;
+    }
+    ++owner_.results_.connections_opened;
+    boost::system::error_code ignored;
+    socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
+    if (net::uring* ring = owner_.loop_.ring()) {
+        transport_ = std::make_unique<net::uring_transport>(*ring, socket_->release(), *this);
+    } else {
+        transport_ = std::make_unique<net::asio_transport>(std::move(*socket_), *this);
+    }
+    socket_.reset();
+    connected_ = true;
+    server_closes_ = false;
+    in_.clear();
+    phase_ = phase::head;
+    parser_.emplace(owner_.limits_);
+    parser_->reset();
+    transport_->start_reading();
+    owner_.on_ready(*this);
+}
+
+void connection::send(clock::time_point scheduled, unsigned count) {
+    const auto now = clock::now();
+    for (unsigned i = 0; i < count; ++i) {
+        in_flight_.push_back({scheduled, now});
+    }
+    const std::string& bytes = count == 1 ? owner_.request_ : owner_.pipelined_;
+    owner_.results_.bytes_sent += bytes.size();
+    writing_ = true;
+    transport_->write(bytes);
+}
+
+void connection::on_transport_written(std::error_code error) {
+    writing_ = false;
+    if (error && !closing_) {
+        abort(error_class::write);
+    }
+}
+
+void connection::on_transport_data(std::string_view bytes) {
+    if (closing_) {
+        return;
+    }
+    owner_.on_bytes(bytes.size());
+    in_.append(bytes);
+    std::size_t pos = 0;
+    while (pos < in_.size() || phase_ == phase::body_length) {
+        if (phase_ == phase::head) {
+            const auto r = parser_->parse(std::string_view(in_).substr(pos), head_, owner_.plan_.method == "HEAD");
+            if (r.status == http::parse_status::incomplete) {
+                break;
+            }
+            if (r.status == http::parse_status::error || in_flight_.empty()) {
+                abort(error_class::malformed);
+                return;
+            }
+            pos += r.consumed;
+            parser_->reset();
+            if (head_.status < 200) {
+                continue; // interim response: the final one follows
+            }
+            switch (head_.framing) {
+            case http::body_framing::none:
+                body_left_ = 0;
+                phase_ = phase::body_length;
+                break;
+            case http::body_framing::content_length:
+                body_left_ = head_.content_length;
+                phase_ = phase::body_length;
+                break;
+            case http::body_framing::chunked:
+                if (!chunked_) {
+                    chunked_.emplace(owner_.limits_);
+                }
+                chunked_->reset();
+                phase_ = phase::body_chunked;
+                break;
+            case http::body_framing::until_close:
+                phase_ = phase::body_close;
+                break;
+            }
+            server_closes_ = !head_.keep_alive;
+        }
+        if (phase_ == phase::body_length) {
+            const std::uint64_t take = std::min<std::uint64_t>(body_left_, in_.size() - pos);
+            body_left_ -= take;
+            pos += take;
+            if (body_left_ != 0) {
+                break;
+            }
+            phase_ = phase::head;
+            complete_response();
+            if (closing_) {
+                return;
+            }
+            continue;
+        }
+        if (phase_ == phase::body_chunked) {
+            // The body is not kept: decode in place just to find its end.
+            char* p = in_.data() + pos;
+            const auto r = chunked_->decode(p, in_.size() - pos, p);
+            pos += r.consumed;
+            if (r.status == http::chunk_status::error) {
+                abort(error_class::malformed);
+                return;
+            }
+            if (r.status == http::chunk_status::incomplete) {
+                break;
+            }
+            phase_ = phase::head;
+            complete_response();
+            if (closing_) {
+                return;
+            }
+            continue;
+        }
+        // Close-delimited: everything until EOF is body.
+        pos = in_.size();
+        break;
+    }
+    in_.erase(0, pos);
+}
+
+void connection::complete_response() {
+    const request_times times = in_flight_.front();
+    in_flight_.pop_front();
+    owner_.on_response(*this, times.scheduled, times.sent, head_.status);
+    if (closing_) {
+        return;
+    }
+    if (server_closes_) {
+        // The server ends the connection after this response; requests pipelined behind it are lost.
+        const std::size_t lost = in_flight_.size();
+        in_flight_.clear();
+        if (lost != 0) {
+            owner_.on_error(*this, error_class::read, lost);
+        }
+        close_transport();
+        return;
+    }
+    if (in_flight_.empty()) {
+        if (retire) {
+            close_transport();
+            return;
+        }
+        owner_.on_ready(*this);
+    }
+}
+
+void connection::on_transport_end(std::error_code) {
+    if (closing_) {
+        return;
+    }
+    if (phase_ == phase::body_close && !in_flight_.empty()) {
+        phase_ = phase::head;
+        complete_response();
+        if (closing_) {
+            return;
+        }
+    }
+    if (!in_flight_.empty()) {
+        abort(error_class::read);
+        return;
+    }
+    close_transport();
+}
+
+void connection::abort(error_class why) {
+    if (closing_ || (!connected_ && !connecting_)) {
+        return;
+    }
+    const std::size_t lost = in_flight_.size();
+    in_flight_.clear();
+    if (why != error_class::count_) {
+        owner_.on_error(*this, why, lost == 0 ? 1 : lost);
+    }
+    if (connecting_) {
+        boost::system::error_code ignored;
+        socket_->close(ignored); // on_connected follows with operation_aborted
+        return;
+    }
+    close_transport();
+}
+
+void connection::close_transport() {
+    if (closing_ || !connected_) {
+        return;
+    }
+    closing_ = true;
+    connected_ = false;
+    transport_->close();
+}
+
+void connection::on_transport_closed() {
+    transport_.reset();
+    closing_ = false;
+    in_.clear();
+    phase_ = phase::head;
+    owner_.on_gone(*this, false);
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,289 @@
+// Parsing a load plan's pieces from text (URL, durations, stages, thresholds) and building the request.
+#include "load/plan.hpp"
+
+#include "http/request_head.hpp"
+
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <system_error>
+
+namespace hotpath::load {
+namespace {
+
+std::string_view trim(std::string_view s) noexcept {
+    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
+        s.remove_prefix(1);
+    }
+    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
+        s.remove_suffix(1);
+    }
+    return s;
+}
+
+// A non-negative decimal number at the start of `s`; advances past it.
+std::optional<double> take_number(std::string_view& s) noexcept {
+    double v = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc{} || v < 0 || !std::isfinite(v)) {
+        return std::nullopt;
+    }
+    s.remove_prefix(static_cast<std::size_t>(r.ptr - s.data()));
+    return v;
+}
+
+} // namespace
+
+result<target> parse_url(std::string_view url, std::string& why) {
+    constexpr std::string_view scheme = "http://";
+    if (url.substr(0, scheme.size()) != scheme) {
+        why =
+            url.substr(0, 8) == "https://" ? "https is not supported; use http://" : "the URL must start with http://";
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    url.remove_prefix(scheme.size());
+    const auto slash = url.find_first_of("/?");
+    std::string_view authority = url.substr(0, slash);
+    target t;
+    if (slash != std::string_view::npos) {
+        t.path_and_query = std::string(url.substr(slash));
+        if (t.path_and_query.front() == '?') {
+            t.path_and_query.insert(0, "/");
+        }
+    }
+    if (authority.find('@') != std::string_view::npos) {
+        why = "user information in the URL is not supported";
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    std::string_view host = authority;
+    if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+        host = authority.substr(0, colon);
+        std::string_view port = authority.substr(colon + 1);
+        unsigned p = 0;
+        const auto r = std::from_chars(port.data(), port.data() + port.size(), p);
+        if (port.empty() || r.ec != std::errc{} || r.ptr != port.data() + port.size() || p == 0 || p > 65535) {
+            why = "bad port in the URL: '" + std::string(port) + "'";
+            return std::make_error_code(std::errc::invalid_argument);
+        }
+        t.port = static_cast<std::uint16_t>(p);
+    }
+    if (host.empty()) {
+        why = "the URL has no host";
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    t.host = std::string(host);
+    for (char c : t.path_and_query) {
+        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
+            why = "the URL path has spaces or control characters; percent-encode them";
+            return std::make_error_code(std::errc::invalid_argument);
+        }
+    }
+    return t;
+}
+
+std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
+    text = trim(text);
+    const auto value = take_number(text);
+    if (!value) {
+        return std::nullopt;
+    }
+    double scale = 1e9;
+    if (text == "ms") {
+        scale = 1e6;
+    } else if (text == "us") {
+        scale = 1e3;
+    } else if (text == "m") {
+        scale = 60e9;
+    } else if (text == "h") {
+        scale = 3600e9;
+    } else if (!text.empty() && text != "s") {
+        return std::nullopt;
+    }
+    return std::chrono::nanoseconds{static_cast<std::int64_t>(*value * scale)};
+}
+
+std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why) {
+    std::vector<stage> stages;
+    while (!text.empty()) {
+        const auto comma = text.find(',');
+        std::string_view item = trim(text.substr(0, comma));
+        text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+        const auto colon = item.rfind(':');
+        const auto eq = item.find('=');
+        if (colon == std::string_view::npos || eq == std::string_view::npos || eq > colon) {
+            why = "a stage is KIND=LEVEL:DURATION, e.g. rate=10/s:30s or vus=0..50:1m; got '" + std::string(item) + "'";
+            return std::nullopt;
+        }
+        stage s;
+        const std::string_view kind = trim(item.substr(0, eq));
+        std::string_view level = trim(item.substr(eq + 1, colon - eq - 1));
+        if (kind == "rate") {
+            s.what = stage::kind::rate;
+        } else if (kind == "vus") {
+            s.what = stage::kind::vus;
+        } else {
+            why = "a stage kind is rate or vus; got '" + std::string(kind) + "'";
+            return std::nullopt;
+        }
+        // "A..B" ramps from A to B; a plain "A" holds. Split first: "0." would parse as a number.
+        std::string_view first = level;
+        std::string_view second;
+        if (const auto dots = level.find(".."); dots != std::string_view::npos) {
+            first = level.substr(0, dots);
+            second = level.substr(dots + 2);
+        }
+        auto from = take_number(first);
+        auto to = from;
+        if (!second.empty()) {
+            to = take_number(second);
+            level = second;
+        } else {
+            level = first;
+        }
+        double per = 1;
+        if (s.what == stage::kind::rate) {
+            if (level == "/s") {
+                per = 1;
+            } else if (level == "/m") {
+                per = 60;
+            } else if (!level.empty()) {
+                from.reset();
+            }
+        } else if (!level.empty()) {
+            from.reset();
+        }
+        const auto duration = parse_duration(item.substr(colon + 1));
+        if (!from || !to || !duration || duration->count() <= 0) {
+            why = "bad stage '" + std::string(item) + "'";
+            return std::nullopt;
+        }
+        s.from = *from / per;
+        s.to = *to / per;
+        s.duration = *duration;
+        if (!stages.empty() && stages.front().what != s.what) {
+            why = "stages mix rate and vus";
+            return std::nullopt;
+        }
+        stages.push_back(s);
+    }
+    if (stages.empty()) {
+        why = "no stages given";
+        return std::nullopt;
+    }
+    return stages;
+}
+
+std::optional<threshold> parse_threshold(std::string_view text, std::string& why) {
+    threshold t;
+    t.text = std::string(trim(text));
+    std::string_view s = t.text;
+    const auto op = s.find_first_of("<>");
+    if (op == std::string_view::npos) {
+        why = "a threshold is METRIC<VALUE or METRIC>VALUE, e.g. p95<150ms; got '" + t.text + "'";
+        return std::nullopt;
+    }
+    const std::string_view name = trim(s.substr(0, op));
+    t.less = s[op] == '<';
+    std::string_view value = s.substr(op + 1);
+    if (!value.empty() && value.front() == '=') {
+        value.remove_prefix(1);
+    }
+    value = trim(value);
+    auto fail = [&](std::string message) {
+        why = std::move(message);
+        return std::nullopt;
+    };
+    if (name == "errors") {
+        t.what = threshold::metric::errors;
+        std::string_view v = value;
+        const auto n = take_number(v);
+        if (!n || (v != "%" && !v.empty())) {
+            return fail("errors take a percentage, e.g. errors<8%; got '" + t.text + "'");
+        }
+        t.limit = v == "%" ? *n / 100 : *n;
+        return t;
+    }
+    if (name == "rps") {
+        t.what = threshold::metric::rps;
+        std::string_view v = value;
+        const auto n = take_number(v);
+        if (!n || !v.empty()) {
+            return fail("rps takes a number, e.g. rps>1000; got '" + t.text + "'");
+        }
+        t.limit = *n;
+        return t;
+    }
+    if (name == "mean" || name == "avg") {
+        t.what = threshold::metric::mean;
+    } else if (name == "max") {
+        t.what = threshold::metric::max;
+    } else if (name.size() > 1 && name.front() == 'p') {
+        std::string_view p = name.substr(1);
+        const auto n = take_number(p);
+        if (!n || !p.empty() || *n > 100) {
+            return fail("bad percentile in threshold '" + t.text + "'");
+        }
+        t.what = threshold::metric::percentile;
+        t.percentile = *n;
+    } else {
+        return fail("unknown threshold metric '" + std::string(name) + "' (use p50..p99.9, mean, max, errors, rps)");
+    }
+    const auto d = parse_duration(value);
+    if (!d || value.empty() || !std::isalpha(static_cast<unsigned char>(value.back()))) {
+        return fail("latency thresholds take a duration with a unit, e.g. 150ms; got '" + t.text + "'");
+    }
+    t.limit = static_cast<double>(d->count());
+    return t;
+}
+
+std::chrono::nanoseconds plan::total_time() const noexcept {
+    if (stages.empty()) {
+        return duration;
+    }
+    std::chrono::nanoseconds total{};
+    for (const auto& s : stages) {
+        total += s.duration;
+    }
+    return total;
+}
+
+double plan::level_at(std::chrono::nanoseconds elapsed) const noexcept {
+    if (stages.empty()) {
+        return rate > 0 ? rate : static_cast<double>(connections);
+    }
+    for (const auto& s : stages) {
+        if (elapsed < s.duration) {
+            const double f = static_cast<double>(elapsed.count()) / static_cast<double>(s.duration.count());
+            return s.from + (s.to - s.from) * f;
+        }
+        elapsed -= s.duration;
+    }
+    return stages.back().to;
+}
+
+std::string build_request(const plan& p) {
+    std::string r;
+    r.append(p.method).append(" ").append(p.to.path_and_query).append(" HTTP/1.1\r\nHost: ").append(p.to.host);
+    if (p.to.port != 80) {
+        r.append(":").append(std::to_string(p.to.port));
+    }
+    r.append("\r\n");
+    bool has_agent = false;
+    for (const auto& [name, value] : p.headers) {
+        r.append(name).append(": ").append(value).append("\r\n");
+        has_agent = has_agent || http::iequals(name, "user-agent");
+    }
+    if (!has_agent) {
+        r.append("User-Agent: hotpath-load\r\n");
+    }
+    if (!p.body.empty() || p.method == "POST" || p.method == "PUT" || p.method == "PATCH") {
+        r.append("Content-Length: ").append(std::to_string(p.body.size())).append("\r\n");
+    }
+    if (!p.keep_alive) {
+        r.append("Connection: close\r\n");
+    }
+    r.append("\r\n").append(p.body);
+    return r;
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,89 @@
+// What a load run does: target, request, model (closed or open), stages, limits and thresholds.
+#pragma once
+
+#include "core/result.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hotpath::load {
+
+using clock = std::chrono::steady_clock;
+
+// http://host[:port][/path][?query]; only plain HTTP.
+struct target {
+    std::string host;
+    std::uint16_t port = 80;
+    std::string path_and_query = "/";
+};
+
+// Parses a URL; errors name what is wrong (for a one-line CLI message).
+result<target> parse_url(std::string_view url, std::string& why);
+
+// One stage of a profile: for `duration`, the arrival rate (open model, requests/s) or the number of
+// virtual users (closed model, connections) goes linearly from `from` to `to`.
+struct stage {
+    enum class kind : std::uint8_t { rate, vus } what = kind::rate;
+    double from = 0;
+    double to = 0;
+    std::chrono::nanoseconds duration{};
+};
+
+// "rate=1/s:5s, rate=2/s:10s" (NBomber) or "vus=0..240:60s, vus=240:60s" (k6). Rates take /s or /m.
+// All stages must be of one kind.
+std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why);
+
+// "10s", "2m", "1h", "250ms", "1.5s"; a bare number is seconds.
+std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
+
+// A pass/fail condition on the final report: p50..p99.9 / mean / max latency, error rate, throughput.
+struct threshold {
+    enum class metric : std::uint8_t { percentile, mean, max, errors, rps } what = metric::percentile;
+    double percentile = 0; // for metric::percentile
+    bool less = true;      // "<" (or "<="), else ">" (or ">=")
+    double limit = 0;      // ns for latencies, a fraction (0..1) for errors, requests/s for rps
+    std::string text;      // as written, for the report
+};
+
+// "p95<150ms", "p99.9<1s", "mean<20ms", "max<2s", "errors<8%", "rps>1000".
+std::optional<threshold> parse_threshold(std::string_view text, std::string& why);
+
+struct plan {
+    target to;
+    std::string method = "GET";
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+
+    unsigned threads = 1;
+    unsigned connections = 50;  // closed model: virtual users; open model: connections opened at start
+    std::uint64_t requests = 0; // > 0: stop after exactly this many responses (ab -n)
+    std::chrono::nanoseconds duration = std::chrono::seconds{10};
+    std::chrono::nanoseconds warmup{}; // results of this first period are left out of the report
+    std::chrono::nanoseconds timeout = std::chrono::seconds{10};
+    bool keep_alive = true;
+    unsigned pipeline = 1;
+
+    double rate = 0;              // > 0: open model at this many requests/s
+    unsigned max_connections = 0; // open model: cap on connections (0: 10 × connections)
+    std::vector<stage> stages;    // replace duration/rate/connections when present
+
+    std::vector<unsigned> expected_statuses; // answered statuses counted as success besides 1xx–3xx
+    std::vector<threshold> thresholds;
+
+    bool open_model() const noexcept {
+        return rate > 0 || (!stages.empty() && stages.front().what == stage::kind::rate);
+    }
+    // Total planned time: the stages' sum, else duration (warm-up included).
+    std::chrono::nanoseconds total_time() const noexcept;
+    // The arrival rate (open) or virtual users (closed) at `elapsed` into the run.
+    double level_at(std::chrono::nanoseconds elapsed) const noexcept;
+};
+
+// The HTTP/1.1 request bytes for a plan (Host, Content-Length, Connection: close without keep-alive).
+std::string build_request(const plan& p);
+
+} // namespace hotpath::load

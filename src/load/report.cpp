@@ -1,0 +1,264 @@
+// The console report, the JSON document and threshold evaluation of a load run.
+#include "load/report.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hotpath::load {
+
+namespace {
+
+constexpr double percentiles[] = {50, 75, 90, 95, 99, 99.9};
+
+double seconds_of(std::chrono::nanoseconds d) {
+    return static_cast<double>(d.count()) / 1e9;
+}
+
+double rate_of(const results& r) {
+    const double s = seconds_of(r.measured);
+    return s > 0 ? static_cast<double>(r.responses) / s : 0;
+}
+
+double error_rate_of(const results& r) {
+    const double attempts = static_cast<double>(r.successes + r.error_total());
+    return attempts > 0 ? static_cast<double>(r.error_total()) / attempts : 0;
+}
+
+std::string percentile_name(double p) {
+    return p == std::floor(p) ? fmt::format("p{}", static_cast<int>(p)) : fmt::format("p{}", p);
+}
+
+std::string model_of(const plan& p) {
+    if (p.open_model()) {
+        return p.stages.empty() ? fmt::format("open model, {} req/s", p.rate) : "open model, staged rate";
+    }
+    return p.stages.empty() ? fmt::format("closed model, {} connections", p.connections)
+                            : "closed model, staged virtual users";
+}
+
+boost::json::object histogram_json(const metrics::histogram& h) {
+    boost::json::object o;
+    o["count"] = h.count();
+    o["min_us"] = static_cast<double>(h.min_ns()) / 1e3;
+    o["mean_us"] = h.mean_ns() / 1e3;
+    o["stdev_us"] = h.stddev_ns() / 1e3;
+    o["max_us"] = static_cast<double>(h.max_ns()) / 1e3;
+    boost::json::object ps;
+    for (double p : percentiles) {
+        ps[fmt::format("{}", p)] = static_cast<double>(h.value_at_percentile(p)) / 1e3;
+    }
+    o["percentiles_us"] = std::move(ps);
+    // The exact state, sparse: [bucket index, count] pairs plus the exact sums, for lossless merging.
+    boost::json::array counts;
+    const auto& c = h.counts();
+    for (std::size_t i = 0; i < c.size(); ++i) {
+        if (c[i] != 0) {
+            counts.push_back(boost::json::array{i, c[i]});
+        }
+    }
+    boost::json::object state;
+    state["lowest_ns"] = metrics::histogram::lowest_ns;
+    state["highest_ns"] = metrics::histogram::highest_ns;
+    state["sub_bucket_bits"] = metrics::histogram::sub_bucket_bits;
+    state["bucket_count"] = metrics::histogram::bucket_count;
+    state["counts"] = std::move(counts);
+    state["min_ns"] = h.min_ns();
+    state["max_ns"] = h.max_ns();
+    state["sum_ns"] = h.sum_ns();
+    state["sum_squares_ns"] = h.sum_squares_ns();
+    state["clamped"] = h.clamped();
+    o["state"] = std::move(state);
+    return o;
+}
+
+} // namespace
+
+std::string format_duration_ns(double ns) {
+    if (ns < 1e3) {
+        return fmt::format("{:.0f}ns", ns);
+    }
+    if (ns < 1e6) {
+        return fmt::format("{:.2f}us", ns / 1e3);
+    }
+    if (ns < 1e9) {
+        return fmt::format("{:.2f}ms", ns / 1e6);
+    }
+    return fmt::format("{:.2f}s", ns / 1e9);
+}
+
+std::vector<threshold_outcome> evaluate(const plan& p, const results& r) {
+    std::vector<threshold_outcome> out;
+    for (const auto& t : p.thresholds) {
+        threshold_outcome o;
+        o.rule = &t;
+        switch (t.what) {
+        case threshold::metric::percentile:
+            o.actual = static_cast<double>(r.latency.value_at_percentile(t.percentile));
+            break;
+        case threshold::metric::mean:
+            o.actual = r.latency.mean_ns();
+            break;
+        case threshold::metric::max:
+            o.actual = static_cast<double>(r.latency.max_ns());
+            break;
+        case threshold::metric::errors:
+            o.actual = error_rate_of(r);
+            break;
+        case threshold::metric::rps:
+            o.actual = rate_of(r);
+            break;
+        }
+        o.pass = t.less ? o.actual < t.limit : o.actual > t.limit;
+        out.push_back(o);
+    }
+    return out;
+}
+
+void print_report(std::FILE* out, const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes) {
+    const auto& h = r.latency;
+    fmt::print(out, "hotpath load http://{}:{}{}: {}, {} thread{}\n", p.to.host, p.to.port, p.to.path_and_query,
+               model_of(p), p.threads, p.threads == 1 ? "" : "s");
+    fmt::print(out, "  Requests     {} responses in {:.2f}s, {:.1f}/s; {} errors ({:.2f}%)\n", r.responses,
+               seconds_of(r.measured), rate_of(r), r.error_total(), error_rate_of(r) * 100);
+    if (h.count() == 0) {
+        fmt::print(out, "  Latency      no responses\n");
+    } else {
+        fmt::print(out, "  Latency      min {}  mean {}  stdev {}  max {}\n",
+                   format_duration_ns(static_cast<double>(h.min_ns())), format_duration_ns(h.mean_ns()),
+                   format_duration_ns(h.stddev_ns()), format_duration_ns(static_cast<double>(h.max_ns())));
+        std::string line;
+        for (double pc : percentiles) {
+            line += fmt::format("{} {}  ", percentile_name(pc),
+                                format_duration_ns(static_cast<double>(h.value_at_percentile(pc))));
+        }
+        fmt::print(out, "  Percentiles  {}\n", line);
+        // Distribution: ten bands between p0 and p99.9 on a log scale, one bar each.
+        const double lo = std::max(1e3, static_cast<double>(h.min_ns()));
+        const double hi = std::max(lo * 1.01, static_cast<double>(h.value_at_percentile(99.9)));
+        constexpr int bands = 10;
+        std::uint64_t band_counts[bands] = {};
+        const auto& counts = h.counts();
+        for (std::size_t i = 0; i < counts.size(); ++i) {
+            if (counts[i] == 0) {
+                continue;
+            }
+            const double v = static_cast<double>(metrics::histogram::bucket_lowest_ns(i));
+            int b = static_cast<int>(std::floor(std::log(std::max(v, lo) / lo) / std::log(hi / lo) * bands));
+            band_counts[std::clamp(b, 0, bands - 1)] += counts[i];
+        }
+        const std::uint64_t most = *std::max_element(std::begin(band_counts), std::end(band_counts));
+        for (int b = 0; b < bands; ++b) {
+            const double from = lo * std::pow(hi / lo, static_cast<double>(b) / bands);
+            const auto width = most == 0 ? 0 : static_cast<int>(40.0 * static_cast<double>(band_counts[b]) / static_cast<double>(most));
+            fmt::print(out, "    {:>9} {:<40} {}\n", format_duration_ns(from), std::string(static_cast<std::size_t>(width), '#'),
+                       band_counts[b]);
+        }
+    }
+    std::string statuses;
+    for (std::size_t s = 0; s < r.statuses.size(); ++s) {
+        if (r.statuses[s] != 0) {
+            statuses += fmt::format("{}: {}  ", s, r.statuses[s]);
+        }
+    }
+    fmt::print(out, "  Statuses     {}\n", statuses.empty() ? "none" : statuses);
+    if (r.error_total() != 0) {
+        std::string errors;
+        for (std::size_t e = 0; e < error_class_count; ++e) {
+            if (r.errors[e] != 0) {
+                errors += fmt::format("{} {}  ", to_string(static_cast<error_class>(e)), r.errors[e]);
+            }
+        }
+        fmt::print(out, "  Errors       {}\n", errors);
+    }
+    fmt::print(out, "  Transfer     {:.2f} MB received, {:.2f} MB sent, {} connections opened\n",
+               static_cast<double>(r.bytes_received) / 1e6, static_cast<double>(r.bytes_sent) / 1e6,
+               r.connections_opened);
+    if (p.open_model()) {
+        const auto& s = r.service_time;
+        fmt::print(out,
+                   "  Open model   latency is measured from each request's scheduled send time; from the actual "
+                   "send: p50 {} p99 {} max {}\n",
+                   format_duration_ns(static_cast<double>(s.value_at_percentile(50))),
+                   format_duration_ns(static_cast<double>(s.value_at_percentile(99))),
+                   format_duration_ns(static_cast<double>(s.max_ns())));
+        fmt::print(out, "               {} sent late (all connections busy), {} never sent\n", r.late, r.unsent);
+    }
+    for (const auto& o : outcomes) {
+        const bool is_latency = o.rule->what == threshold::metric::percentile ||
+                                o.rule->what == threshold::metric::mean || o.rule->what == threshold::metric::max;
+        const std::string actual = is_latency ? format_duration_ns(o.actual)
+                                   : o.rule->what == threshold::metric::errors
+                                       ? fmt::format("{:.2f}%", o.actual * 100)
+                                       : fmt::format("{:.1f}/s", o.actual);
+        fmt::print(out, "  Threshold    {:<16} {} (actual {})\n", o.rule->text, o.pass ? "pass" : "FAIL", actual);
+    }
+}
+
+std::string to_json(const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes) {
+    boost::json::object doc;
+    doc["schema"] = "hotpath-load/1";
+    boost::json::object run;
+    run["url"] = fmt::format("http://{}:{}{}", p.to.host, p.to.port, p.to.path_and_query);
+    run["method"] = p.method;
+    run["model"] = p.open_model() ? "open" : "closed";
+    run["threads"] = p.threads;
+    run["connections"] = p.connections;
+    run["rate"] = p.rate;
+    run["pipeline"] = p.pipeline;
+    run["keep_alive"] = p.keep_alive;
+    run["planned_s"] = seconds_of(p.total_time());
+    run["warmup_s"] = seconds_of(p.warmup);
+    doc["run"] = std::move(run);
+
+    doc["measured_s"] = seconds_of(r.measured);
+    doc["responses"] = r.responses;
+    doc["successes"] = r.successes;
+    doc["requests_per_second"] = rate_of(r);
+    doc["error_rate"] = error_rate_of(r);
+    doc["bytes_received"] = r.bytes_received;
+    doc["bytes_sent"] = r.bytes_sent;
+    doc["connections_opened"] = r.connections_opened;
+    doc["late"] = r.late;
+    doc["unsent"] = r.unsent;
+    boost::json::object errors;
+    for (std::size_t e = 0; e < error_class_count; ++e) {
+        errors[to_string(static_cast<error_class>(e))] = r.errors[e];
+    }
+    doc["errors"] = std::move(errors);
+    boost::json::object statuses;
+    for (std::size_t s = 0; s < r.statuses.size(); ++s) {
+        if (r.statuses[s] != 0) {
+            statuses[std::to_string(s)] = r.statuses[s];
+        }
+    }
+    doc["statuses"] = std::move(statuses);
+    doc["latency"] = histogram_json(r.latency);
+    if (p.open_model()) {
+        doc["service_time"] = histogram_json(r.service_time);
+    }
+    boost::json::array seconds;
+    for (std::size_t i = 0; i < r.seconds.size(); ++i) {
+        const auto& s = r.seconds[i];
+        boost::json::object o;
+        o["second"] = i;
+        o["responses"] = s.responses;
+        o["errors"] = s.errors;
+        o["p50_us"] = static_cast<double>(s.latency->value_at_percentile(50)) / 1e3;
+        o["p95_us"] = static_cast<double>(s.latency->value_at_percentile(95)) / 1e3;
+        o["p99_us"] = static_cast<double>(s.latency->value_at_percentile(99)) / 1e3;
+        o["latency"] = histogram_json(*s.latency);
+        seconds.push_back(std::move(o));
+    }
+    doc["seconds"] = std::move(seconds);
+    boost::json::array th;
+    for (const auto& o : outcomes) {
+        th.push_back(boost::json::object{{"threshold", o.rule->text}, {"actual", o.actual}, {"pass", o.pass}});
+    }
+    doc["thresholds"] = std::move(th);
+    return boost::json::serialize(doc);
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,68 @@
+// Merging per-worker results.
+#include "load/results.hpp"
+
+#include <algorithm>
+
+namespace hotpath::load {
+
+std::string_view to_string(error_class e) noexcept {
+    switch (e) {
+    case error_class::connect:
+        return "connect";
+    case error_class::read:
+        return "read";
+    case error_class::write:
+        return "write";
+    case error_class::timeout:
+        return "timeout";
+    case error_class::malformed:
+        return "malformed";
+    case error_class::status:
+        return "status";
+    case error_class::count_:
+        break;
+    }
+    return "unknown";
+}
+
+second_sample& results::second(std::size_t index) {
+    while (seconds.size() <= index) {
+        seconds.emplace_back();
+    }
+    return seconds[index];
+}
+
+void results::merge(const results& other) {
+    latency.merge(other.latency);
+    service_time.merge(other.service_time);
+    for (std::size_t i = 0; i < statuses.size(); ++i) {
+        statuses[i] += other.statuses[i];
+    }
+    for (std::size_t i = 0; i < errors.size(); ++i) {
+        errors[i] += other.errors[i];
+    }
+    responses += other.responses;
+    successes += other.successes;
+    bytes_received += other.bytes_received;
+    bytes_sent += other.bytes_sent;
+    unsent += other.unsent;
+    late += other.late;
+    connections_opened += other.connections_opened;
+    measured = std::max(measured, other.measured);
+    for (std::size_t i = 0; i < other.seconds.size(); ++i) {
+        auto& s = second(i);
+        s.responses += other.seconds[i].responses;
+        s.errors += other.seconds[i].errors;
+        s.latency->merge(*other.seconds[i].latency);
+    }
+}
+
+std::uint64_t results::error_total() const noexcept {
+    std::uint64_t total = 0;
+    for (auto e : errors) {
+        total += e;
+    }
+    return total;
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,352 @@
+// A load worker: schedules requests (closed or open model), records every response, keeps its timeouts.
+#include "load/worker.hpp"
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+
+#include <algorithm>
+#include <cmath>
+
+namespace hotpath::load {
+
+namespace {
+
+// How often a worker wakes when nothing is scheduled sooner: timeouts, stages and the end are checked then.
+constexpr std::chrono::milliseconds tick_period{10};
+
+} // namespace
+
+struct worker::timer {
+    explicit timer(boost::asio::io_context& io) : t(io) {}
+    boost::asio::steady_timer t;
+};
+
+worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned index, unsigned count,
+               clock::time_point start, live_counters& live)
+    : plan_(p), endpoint_(endpoint), index_(index), share_(1.0 / count), loop_(index),
+      timer_(std::make_unique<timer>(loop_.context())), request_(build_request(p)), start_(start), live_(live) {
+    for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
+        pipelined_ += request_;
+    }
+    warmup_end_ = start_ + p.warmup;
+    end_ = start_ + p.total_time();
+    counted_ = p.requests > 0;
+    if (counted_) {
+        to_send_ = p.requests / count + (index < p.requests % count ? 1 : 0);
+    }
+    const unsigned users = p.connections / count + (index < p.connections % count ? 1 : 0);
+    max_connections_ = p.max_connections > 0 ? std::max(1u, p.max_connections / count) : std::max(1u, users) * 10;
+    // Workers' schedules interleave instead of sending at the same instants.
+    const double rate = p.level_at({}) * share_;
+    next_send_ = start_ + (rate > 0 ? std::chrono::nanoseconds{static_cast<std::int64_t>(index * 1e9 / (rate * count))}
+                                    : std::chrono::nanoseconds{});
+}
+
+worker::~worker() = default;
+
+connection* worker::add_connection() {
+    connections_.push_back(std::make_unique<connection>(*this));
+    return connections_.back().get();
+}
+
+void worker::run() {
+    loop_.post([this] {
+        const unsigned users = plan_.connections / static_cast<unsigned>(std::lround(1 / share_)) +
+                               (index_ < plan_.connections % static_cast<unsigned>(std::lround(1 / share_)) ? 1 : 0);
+        if (plan_.open_model()) {
+            for (unsigned i = 0; i < std::min<std::size_t>(std::max(1u, users), max_connections_); ++i) {
+                add_connection()->open();
+            }
+        } else if (plan_.stages.empty()) {
+            for (unsigned i = 0; i < users; ++i) {
+                add_connection()->open();
+            }
+        } else {
+            adjust_users(clock::now());
+        }
+        // Connections open now; requests start at the common start time.
+        schedule_tick(start_);
+    });
+    loop_.run();
+}
+
+void worker::stop() {
+    stop_requested_.store(true, std::memory_order_relaxed);
+}
+
+bool worker::may_send() const noexcept {
+    return started_ && !stopping_ && !finished_ && (!counted_ || to_send_ > 0);
+}
+
+void worker::send_closed(connection& c, clock::time_point now) {
+    if (!may_send() || c.retire) {
+        return;
+    }
+    unsigned n = std::max(1u, plan_.pipeline);
+    if (counted_) {
+        n = static_cast<unsigned>(std::min<std::uint64_t>(n, to_send_));
+        to_send_ -= n;
+    }
+    c.send(now, n);
+}
+
+void worker::dispatch(clock::time_point scheduled) {
+    for (auto& c : connections_) {
+        if (c->ready()) {
+            c->send(scheduled, 1);
+            return;
+        }
+    }
+    pending_.push_back(scheduled);
+    std::size_t live = 0;
+    for (auto& c : connections_) {
+        live += c->gone() ? 0 : 1;
+    }
+    if (live < max_connections_) {
+        for (auto& c : connections_) {
+            if (c->gone()) {
+                c->open();
+                return;
+            }
+        }
+        add_connection()->open();
+    }
+}
+
+void worker::on_ready(connection& c) {
+    if (plan_.open_model()) {
+        if (!pending_.empty() && !finished_) {
+            const auto scheduled = pending_.front();
+            pending_.pop_front();
+            ++results_.late;
+            c.send(scheduled, 1);
+        }
+        return;
+    }
+    send_closed(c, clock::now());
+    check_done(clock::now());
+}
+
+void worker::on_bytes(std::size_t bytes) {
+    if (clock::now() >= warmup_end_) {
+        results_.bytes_received += bytes;
+    }
+}
+
+void worker::on_response(connection&, clock::time_point scheduled, clock::time_point sent, unsigned status) {
+    const auto now = clock::now();
+    if (now < warmup_end_) {
+        return;
+    }
+    const auto latency = now - scheduled;
+    results_.latency.record(latency);
+    if (plan_.open_model()) {
+        results_.service_time.record(now - sent);
+    }
+    ++results_.statuses[status < results_.statuses.size() ? status : 0];
+    ++results_.responses;
+    const bool expected = std::find(plan_.expected_statuses.begin(), plan_.expected_statuses.end(), status) !=
+                          plan_.expected_statuses.end();
+    auto& second = results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1}));
+    ++second.responses;
+    second.latency->record(latency);
+    if (status < 400 || expected) {
+        ++results_.successes;
+    } else {
+        ++results_.errors[static_cast<std::size_t>(error_class::status)];
+        ++second.errors;
+        live_.errors.fetch_add(1, std::memory_order_relaxed);
+    }
+    live_.responses.fetch_add(1, std::memory_order_relaxed);
+}
+
+void worker::on_error(connection&, error_class e, std::size_t lost_requests) {
+    const auto now = clock::now();
+    if (now < warmup_end_ || finished_) {
+        return;
+    }
+    const std::uint64_t n = std::max<std::size_t>(1, lost_requests);
+    results_.errors[static_cast<std::size_t>(e)] += n;
+    results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1})).errors += n;
+    live_.errors.fetch_add(n, std::memory_order_relaxed);
+}
+
+void worker::on_gone(connection& c, bool failed) {
+    if (finished_) {
+        return;
+    }
+    // A connection the server closed normally (no keep-alive) is replaced at once; after a failed connect
+    // the next tick retries, which bounds the retry rate against a server that refuses.
+    bool wanted = plan_.open_model() ? !pending_.empty() : may_send();
+    if (wanted && counted_) {
+        // Only as many new connections as requests are left for (-n with --no-keepalive opens one each).
+        std::uint64_t waiting = 0;
+        for (auto& other : connections_) {
+            waiting += other->connecting() || other->ready() ? 1 : 0;
+        }
+        wanted = to_send_ > waiting;
+    }
+    if (!failed && !c.retire && wanted) {
+        c.open();
+    }
+    check_done(clock::now());
+}
+
+void worker::adjust_users(clock::time_point now) {
+    const double total = plan_.level_at(now - start_);
+    const unsigned count = static_cast<unsigned>(std::lround(1 / share_));
+    const auto whole = static_cast<unsigned>(std::lround(total));
+    const unsigned target = whole / count + (index_ < whole % count ? 1 : 0);
+    unsigned active = 0;
+    for (auto& c : connections_) {
+        if (!c->retire && !c->gone()) {
+            ++active;
+        }
+    }
+    for (auto& c : connections_) {
+        if (active >= target) {
+            break;
+        }
+        if (c->gone() || c->retire) {
+            const bool was_gone = c->gone();
+            c->retire = false;
+            if (was_gone) {
+                c->open();
+            }
+            ++active;
+        }
+    }
+    while (active < target) {
+        add_connection()->open();
+        ++active;
+    }
+    for (auto it = connections_.rbegin(); it != connections_.rend() && active > target; ++it) {
+        auto& c = **it;
+        if (!c.retire && !c.gone()) {
+            c.retire = true;
+            --active;
+            if (c.ready()) {
+                c.abort(error_class::count_);
+            }
+        }
+    }
+}
+
+void worker::check_timeouts(clock::time_point now) {
+    if (now < next_timeout_check_) {
+        return;
+    }
+    next_timeout_check_ = now + tick_period;
+    for (auto& c : connections_) {
+        if (c->busy() && now - c->oldest_sent() > plan_.timeout) {
+            c->abort(error_class::timeout);
+        }
+    }
+}
+
+void worker::publish_second(clock::time_point now) {
+    if (now < warmup_end_) {
+        return;
+    }
+    const auto current = static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1});
+    while (published_seconds_ < current) {
+        if (published_seconds_ < results_.seconds.size()) {
+            live_.last_second_p95_ns.store(results_.seconds[published_seconds_].latency->value_at_percentile(95),
+                                           std::memory_order_relaxed);
+        }
+        ++published_seconds_;
+    }
+}
+
+void worker::check_done(clock::time_point now) {
+    if (finished_) {
+        return;
+    }
+    bool busy = false;
+    for (auto& c : connections_) {
+        busy = busy || c->busy() || c->connecting();
+    }
+    const bool all_sent = counted_ && to_send_ == 0 && pending_.empty();
+    if (!((stopping_ || all_sent) && !busy)) {
+        return;
+    }
+    finished_ = true;
+    results_.unsent = pending_.size();
+    pending_.clear();
+    const auto measured_end = counted_ ? now : std::min(now, end_);
+    results_.measured = measured_end > warmup_end_ ? measured_end - warmup_end_ : std::chrono::nanoseconds{};
+    boost::system::error_code ignored;
+    timer_->t.cancel();
+    for (auto& c : connections_) {
+        c->abort(error_class::count_);
+    }
+    loop_.stop();
+}
+
+void worker::do_tick() {
+    if (finished_) {
+        return;
+    }
+    const auto now = clock::now();
+    if (!started_ && now >= start_) {
+        started_ = true;
+        if (!plan_.open_model()) {
+            for (auto& c : connections_) {
+                if (c->ready()) {
+                    send_closed(*c, now);
+                }
+            }
+        }
+    }
+    if (stop_requested_.load(std::memory_order_relaxed) && !stopping_) {
+        stopping_ = true;
+        end_ = std::min(end_, now);
+    }
+    if (!stopping_ && now >= end_) {
+        stopping_ = true;
+    }
+    if (plan_.open_model()) {
+        while (!stopping_ && next_send_ <= now && next_send_ < end_ && (!counted_ || to_send_ > 0)) {
+            dispatch(next_send_);
+            if (counted_) {
+                --to_send_;
+            }
+            const double rate = plan_.level_at(next_send_ - start_) * share_;
+            next_send_ += rate > 1e-9 ? std::chrono::nanoseconds{static_cast<std::int64_t>(1e9 / rate)}
+                                      : std::chrono::nanoseconds{tick_period};
+        }
+    } else {
+        if (!plan_.stages.empty() && !stopping_) {
+            adjust_users(now);
+        }
+        if (!stopping_) {
+            // Reconnect what failed, one attempt per tick.
+            for (auto& c : connections_) {
+                if (c->gone() && !c->retire) {
+                    c->open();
+                }
+            }
+        }
+    }
+    check_timeouts(now);
+    publish_second(now);
+    check_done(now);
+    if (!finished_) {
+        schedule_tick(now);
+    }
+}
+
+void worker::schedule_tick(clock::time_point now) {
+    auto next = started_ ? now + tick_period : now;
+    if (plan_.open_model() && !stopping_ && next_send_ < next) {
+        next = next_send_;
+    }
+    timer_->t.expires_at(next);
+    timer_->t.async_wait([this](const boost::system::error_code& ec) {
+        if (!ec) {
+            do_tick();
+        }
+    });
+}
+
+} // namespace hotpath::load

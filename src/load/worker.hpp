@@ -1,0 +1,149 @@
+// One load worker: an event loop with its connections, its share of the plan, and its own results.
+#pragma once
+
+#include "http/chunked_decoder.hpp"
+#include "http/response_parser.hpp"
+#include "load/plan.hpp"
+#include "load/results.hpp"
+#include "net/loop.hpp"
+#include "net/transport.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotpath::load {
+
+// Updated by workers, read by the progress display from another thread.
+struct live_counters {
+    std::atomic<std::uint64_t> responses{0};
+    std::atomic<std::uint64_t> errors{0};
+    std::atomic<std::uint64_t> last_second_p95_ns{0};
+};
+
+class worker;
+
+// A client connection of a worker. Sends the plan's request (or `pipeline` copies at once in the closed
+// model), reads responses with the project's response parser, and reports each to the worker. Reconnects
+// when the server closes or on an error. Lives on its worker's loop for the worker's whole life.
+class connection final : public net::transport_owner {
+public:
+    explicit connection(worker& owner) : owner_(owner) {}
+    ~connection();
+
+    void open();
+    // Sends `count` requests in one write; `scheduled` is when the plan wanted the first sent.
+    void send(clock::time_point scheduled, unsigned count);
+    // Closes now, failing what is in flight with `why` (not counted when `why` is count_).
+    void abort(error_class why);
+
+    bool ready() const noexcept { return connected_ && in_flight_.empty() && !closing_; }
+    bool busy() const noexcept { return !in_flight_.empty(); }
+    bool connecting() const noexcept { return connecting_; }
+    bool gone() const noexcept { return !connected_ && !connecting_ && !closing_; }
+    // The send time of the oldest request in flight, for timeouts.
+    clock::time_point oldest_sent() const noexcept { return in_flight_.front().sent; }
+
+    bool retire = false; // closed-model ramp-down: close after the current responses
+
+private:
+    struct request_times {
+        clock::time_point scheduled;
+        clock::time_point sent;
+    };
+    enum class phase : std::uint8_t { head, body_length, body_chunked, body_close };
+
+    void on_transport_data(std::string_view bytes) override;
+    void on_transport_end(std::error_code error) override;
+    void on_transport_written(std::error_code error) override;
+    void on_transport_closed() override;
+    void on_connected(const boost::system::error_code& ec);
+    void complete_response();
+    void close_transport();
+
+    worker& owner_;
+    std::optional<boost::asio::ip::tcp::socket> socket_;
+    std::unique_ptr<net::transport> transport_;
+    std::string in_;
+    http::response_head head_;
+    std::optional<http::response_parser> parser_;
+    std::optional<http::chunked_decoder> chunked_;
+    phase phase_ = phase::head;
+    std::uint64_t body_left_ = 0;
+    std::deque<request_times> in_flight_;
+    bool connecting_ = false;
+    bool connected_ = false;
+    bool closing_ = false;
+    bool writing_ = false;
+    bool server_closes_ = false;
+};
+
+// Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
+class worker {
+public:
+    worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned index, unsigned count,
+           clock::time_point start, live_counters& live);
+    ~worker();
+
+    // Runs the loop on the calling thread until this worker's share is done.
+    void run();
+    // Ends the run early (Ctrl-C); safe from any thread.
+    void stop();
+    results& result() noexcept { return results_; }
+
+private:
+    friend class connection;
+
+    void on_response(connection& c, clock::time_point scheduled, clock::time_point sent, unsigned status);
+    void on_bytes(std::size_t bytes);
+    void on_error(connection& c, error_class e, std::size_t lost_requests);
+    void on_ready(connection& c);
+    void on_gone(connection& c, bool failed);
+    void do_tick();
+    void schedule_tick(clock::time_point now);
+    void dispatch(clock::time_point scheduled);
+    bool may_send() const noexcept;
+    void send_closed(connection& c, clock::time_point now);
+    void adjust_users(clock::time_point now);
+    void check_timeouts(clock::time_point now);
+    void check_done(clock::time_point now);
+    void publish_second(clock::time_point now);
+    connection* add_connection();
+
+    const plan& plan_;
+    http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
+    boost::asio::ip::tcp::endpoint endpoint_;
+    unsigned index_;
+    double share_; // this worker's fraction of the rate, the users and the request count
+    net::loop loop_;
+    struct timer;
+    std::unique_ptr<timer> timer_;
+    std::string request_;   // one request
+    std::string pipelined_; // `pipeline` copies, for the closed model
+    std::vector<std::unique_ptr<connection>> connections_;
+    std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
+    std::size_t max_connections_ = 0;
+
+    clock::time_point start_;
+    clock::time_point warmup_end_;
+    clock::time_point end_;
+    clock::time_point next_send_;
+    clock::time_point next_timeout_check_;
+    std::uint64_t to_send_ = 0; // -n: requests this worker still has to send
+    bool counted_ = false;      // -n mode
+    bool started_ = false;      // the common start time has come: sending may begin
+    bool stopping_ = false;     // end of plan: no new requests
+    bool finished_ = false;
+    std::atomic<bool> stop_requested_{false};
+    std::size_t published_seconds_ = 0;
+
+    results results_;
+    live_counters& live_;
+};
+
+} // namespace hotpath::load

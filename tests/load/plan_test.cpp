@@ -1,0 +1,113 @@
+// Parsing load plans: URLs, durations, stages, thresholds; the request bytes built from a plan.
+#include "load/plan.hpp"
+
+#include <gtest/gtest.h>
+
+namespace hotpath::load {
+namespace {
+
+using namespace std::chrono_literals;
+
+TEST(plan_test, urls) {
+    std::string why;
+    auto t = parse_url("http://127.0.0.1:8080/plaintext?x=1", why);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->host, "127.0.0.1");
+    EXPECT_EQ(t->port, 8080);
+    EXPECT_EQ(t->path_and_query, "/plaintext?x=1");
+    t = parse_url("http://localhost", why);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->port, 80);
+    EXPECT_EQ(t->path_and_query, "/");
+    t = parse_url("http://h?q", why);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->path_and_query, "/?q");
+    for (const char* bad : {"https://x/", "ftp://x", "http://", "http://x:0/", "http://x:70000/", "http://x:ab/",
+                            "http://u@x/", "http://x/a b"}) {
+        why.clear();
+        EXPECT_FALSE(parse_url(bad, why)) << bad;
+        EXPECT_FALSE(why.empty()) << bad;
+    }
+}
+
+TEST(plan_test, durations) {
+    EXPECT_EQ(parse_duration("10s"), std::chrono::nanoseconds{10s});
+    EXPECT_EQ(parse_duration("2m"), std::chrono::nanoseconds{2min});
+    EXPECT_EQ(parse_duration("250ms"), std::chrono::nanoseconds{250ms});
+    EXPECT_EQ(parse_duration("1.5s"), std::chrono::nanoseconds{1500ms});
+    EXPECT_EQ(parse_duration("3"), std::chrono::nanoseconds{3s});
+    EXPECT_FALSE(parse_duration("ten"));
+    EXPECT_FALSE(parse_duration("5 parsecs"));
+    EXPECT_FALSE(parse_duration("-1s"));
+}
+
+TEST(plan_test, stages_nbomber_and_k6_styles) {
+    std::string why;
+    auto s = parse_stages("rate=1/s:5s, rate=2/s:10s, rate=3/s:15s", why);
+    ASSERT_TRUE(s) << why;
+    ASSERT_EQ(s->size(), 3u);
+    EXPECT_EQ((*s)[1].what, stage::kind::rate);
+    EXPECT_EQ((*s)[1].from, 2);
+    EXPECT_EQ((*s)[2].duration, std::chrono::nanoseconds{15s});
+    s = parse_stages("vus=0..240:60s, vus=240:60s", why);
+    ASSERT_TRUE(s) << why;
+    EXPECT_EQ((*s)[0].from, 0);
+    EXPECT_EQ((*s)[0].to, 240);
+    EXPECT_EQ((*s)[1].from, 240);
+    s = parse_stages("rate=120/m:1m", why);
+    ASSERT_TRUE(s);
+    EXPECT_EQ((*s)[0].from, 2);
+    for (const char* bad :
+         {"", "rate=1/s", "speed=1:1s", "rate=1/s:1s, vus=2:1s", "vus=1/s:1s", "rate=x:1s", "rate=1/s:0s"}) {
+        EXPECT_FALSE(parse_stages(bad, why)) << bad;
+    }
+}
+
+TEST(plan_test, level_follows_the_stages) {
+    plan p;
+    std::string why;
+    p.stages = *parse_stages("vus=0..100:10s, vus=100:5s", why);
+    EXPECT_DOUBLE_EQ(p.level_at(0s), 0);
+    EXPECT_DOUBLE_EQ(p.level_at(5s), 50);
+    EXPECT_DOUBLE_EQ(p.level_at(12s), 100);
+    EXPECT_DOUBLE_EQ(p.level_at(20s), 100);
+    EXPECT_EQ(p.total_time(), std::chrono::nanoseconds{15s});
+    EXPECT_FALSE(p.open_model());
+}
+
+TEST(plan_test, thresholds) {
+    std::string why;
+    auto t = parse_threshold("p95<150ms", why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_EQ(t->what, threshold::metric::percentile);
+    EXPECT_EQ(t->percentile, 95);
+    EXPECT_TRUE(t->less);
+    EXPECT_EQ(t->limit, 150e6);
+    t = parse_threshold("p99.9 < 1s", why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_EQ(t->percentile, 99.9);
+    t = parse_threshold("errors<8%", why);
+    ASSERT_TRUE(t);
+    EXPECT_DOUBLE_EQ(t->limit, 0.08);
+    t = parse_threshold("rps>1000", why);
+    ASSERT_TRUE(t);
+    EXPECT_FALSE(t->less);
+    EXPECT_EQ(t->limit, 1000);
+    for (const char* bad : {"p95", "p95<150", "p101<1s", "latency<1s", "errors<x", "rps>fast"}) {
+        EXPECT_FALSE(parse_threshold(bad, why)) << bad;
+    }
+}
+
+TEST(plan_test, request_bytes) {
+    plan p;
+    p.to = {"example.test", 8080, "/a?b=c"};
+    p.method = "POST";
+    p.body = "hello";
+    p.headers = {{"X-Id", "7"}};
+    p.keep_alive = false;
+    EXPECT_EQ(build_request(p), "POST /a?b=c HTTP/1.1\r\nHost: example.test:8080\r\nX-Id: 7\r\nUser-Agent: "
+                                "hotpath-load\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
+}
+
+} // namespace
+} // namespace hotpath::load
