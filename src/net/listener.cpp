@@ -3,7 +3,13 @@
 
 #include <boost/asio/socket_base.hpp>
 
+#include <liburing.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 
 namespace hotpath::net {
 
@@ -51,8 +57,74 @@ void listener::start(accept_fn on_accept) {
     do_accept();
 }
 
+listener::~listener() {
+    if (fd_ >= 0) {
+        ::close(fd_);
+    }
+}
+
+void listener::start(uring& ring, accept_fd_fn on_accept) {
+    ring_ = &ring;
+    on_accept_fd_ = std::move(on_accept);
+    boost::system::error_code ec;
+    fd_ = acceptor_.release(ec); // leaves Asio's epoll: the ring does the waiting
+    accept_op_.fn = &listener::on_uring_accept;
+    accept_op_.self = this;
+    cancel_op_.fn = &listener::on_uring_cancel;
+    cancel_op_.self = this;
+    armed_ = true;
+    ring_->accept_multishot(fd_, &accept_op_);
+}
+
+void listener::on_uring_accept(uring_op* o, int res, unsigned flags) {
+    listener* self = static_cast<op*>(o)->self;
+    if ((flags & IORING_CQE_F_MORE) == 0) {
+        self->armed_ = false;
+    }
+    if (res >= 0) {
+        if (self->closed_) {
+            ::close(res);
+        } else {
+            int one = 1;
+            ::setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+            self->on_accept_fd_(res);
+        }
+    }
+    // Re-arm after the multishot ended (-EMFILE and the like end it; the backlog keeps the connection).
+    if (!self->armed_ && !self->closed_) {
+        self->armed_ = true;
+        self->ring_->accept_multishot(self->fd_, &self->accept_op_);
+    }
+    self->maybe_close_fd();
+}
+
+void listener::on_uring_cancel(uring_op* o, int, unsigned) {
+    listener* self = static_cast<op*>(o)->self;
+    self->cancel_pending_ = false;
+    self->maybe_close_fd();
+}
+
+void listener::maybe_close_fd() {
+    if (closed_ && !armed_ && !cancel_pending_ && fd_ >= 0) {
+        ::close(fd_);
+        fd_ = -1;
+    }
+}
+
 void listener::close() noexcept {
     closed_ = true;
+    if (ring_ != nullptr) {
+        if (armed_ && !cancel_pending_) {
+            cancel_pending_ = true;
+            ring_->cancel(&accept_op_, &cancel_op_);
+        }
+        // Stop new handshakes at once; the fd itself closes when the ring lets go of it.
+        if (fd_ >= 0) {
+            ::shutdown(fd_, SHUT_RDWR);
+        }
+        maybe_close_fd();
+        return;
+    }
     boost::system::error_code ignored;
     acceptor_.close(ignored);
 }

@@ -3,6 +3,7 @@
 
 #include "core/result.hpp"
 #include "net/loop.hpp"
+#include "net/uring.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
 
@@ -16,6 +17,7 @@ namespace hotpath::net {
 class listener {
 public:
     using accept_fn = std::function<void(boost::asio::ip::tcp::socket)>;
+    using accept_fd_fn = std::function<void(int fd)>;
 
     // Binds address:port on `owner` with SO_REUSEADDR and SO_REUSEPORT. Port 0 picks a free port; open the
     // other loops' listeners on port() to share it. Errors (address in use, bad address) are values.
@@ -27,18 +29,39 @@ public:
     // Accepts until close(), calling on_accept on the owner loop with each new socket (TCP_NODELAY set).
     // Call on the owner loop's thread.
     void start(accept_fn on_accept);
+    // Accepts with one multishot accept on the owner loop's io_uring instead: no epoll registration, and
+    // on_accept gets each connected fd (TCP_NODELAY set), which it owns. Call on the owner loop's thread.
+    void start(uring& ring, accept_fd_fn on_accept);
     // Stops accepting and closes the socket; call on the owner loop's thread.
     void close() noexcept;
+
+    ~listener();
 
 private:
     listener(loop& owner, boost::asio::ip::tcp::acceptor acceptor, std::uint16_t port);
     void do_accept();
+    static void on_uring_accept(uring_op* op, int res, unsigned flags);
+    static void on_uring_cancel(uring_op* op, int res, unsigned flags);
+    void maybe_close_fd();
+
+    struct op : uring_op {
+        listener* self = nullptr;
+    };
 
     loop& owner_;
     boost::asio::ip::tcp::acceptor acceptor_;
     std::uint16_t port_;
     accept_fn on_accept_;
     bool closed_ = false;
+
+    // io_uring mode
+    uring* ring_ = nullptr;
+    int fd_ = -1;
+    accept_fd_fn on_accept_fd_;
+    op accept_op_;
+    op cancel_op_;
+    bool armed_ = false;
+    bool cancel_pending_ = false;
 };
 
 } // namespace hotpath::net

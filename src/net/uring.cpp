@@ -153,9 +153,21 @@ void uring::send(int fd, const void* data, std::size_t bytes, uring_op* op) {
     io_uring_sqe_set_data(sqe, op);
 }
 
+void uring::accept_multishot(int fd, uring_op* op) {
+    io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_multishot_accept(sqe, fd, nullptr, nullptr, SOCK_CLOEXEC);
+    io_uring_sqe_set_data(sqe, op);
+}
+
 void uring::cancel(uring_op* target, uring_op* op) {
     io_uring_sqe* sqe = get_sqe();
     io_uring_prep_cancel(sqe, target, IORING_ASYNC_CANCEL_ALL);
+    io_uring_sqe_set_data(sqe, op);
+}
+
+void uring::cancel_fd(int fd, uring_op* op) {
+    io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
     io_uring_sqe_set_data(sqe, op);
 }
 

@@ -26,7 +26,7 @@ struct uring_op {
 class uring {
 public:
     // Receive buffers: `buffer_count` (a power of two) of `buffer_bytes` each, shared by all receives.
-    static result<std::unique_ptr<uring>> open(loop& owner, unsigned entries = 4096, unsigned buffer_count = 1024,
+    static result<std::unique_ptr<uring>> open(loop& owner, unsigned entries = 4096, unsigned buffer_count = 256,
                                                unsigned buffer_bytes = 4096);
     ~uring();
     uring(const uring&) = delete;
@@ -41,8 +41,13 @@ public:
     // flags the receive has ended (EOF, error, cancel, or -ENOBUFS when buffers ran out) and must be re-armed.
     void recv_multishot(int fd, uring_op* op);
     void send(int fd, const void* data, std::size_t bytes, uring_op* op);
+    // Multishot accept on a listening socket: each completion's res is a new connected fd (SOCK_CLOEXEC), or
+    // -errno; without IORING_CQE_F_MORE the accept has ended and must be re-armed.
+    void accept_multishot(int fd, uring_op* op);
     // Cancels every operation whose op is `target`; `op` completes when the cancel is done.
     void cancel(uring_op* target, uring_op* op);
+    // Cancels every operation on `fd`; `op` completes when the cancel is done.
+    void cancel_fd(int fd, uring_op* op);
 
     std::string_view buffer_data(unsigned flags, int res) const noexcept;
     void recycle(unsigned flags) noexcept;

@@ -65,11 +65,11 @@ void uring_transport::close() {
         return;
     }
     closed_ = true;
-    // Ends the multishot receive (it completes with EOF) and any send; then the fd can be closed.
-    ::shutdown(fd_, SHUT_RDWR);
-    if (recv_armed_ && !cancel_pending_) {
+    // Cancels the multishot receive and any send without a system call; the fd is closed once both have
+    // completed (maybe_closed), so the kernel sends FIN after the last byte written.
+    if ((recv_armed_ || send_pending_) && !cancel_pending_) {
         cancel_pending_ = true;
-        ring_.cancel(&recv_op_, &cancel_op_);
+        ring_.cancel_fd(fd_, &cancel_op_);
     }
     maybe_closed();
 }

@@ -29,15 +29,22 @@ constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 
 } // namespace
 
-connection::connection(worker& owner, asio::ip::tcp::socket socket)
-    : owner_(owner), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
-      parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
+connection::connection(worker& owner, asio::ip::tcp::socket socket) : connection(owner) {
     if (net::uring* ring = owner_.use_uring ? owner_.loop.ring() : nullptr) {
         const int fd = socket.release();
         transport_ = std::make_unique<net::uring_transport>(*ring, fd, *this);
     } else {
         transport_ = std::make_unique<net::asio_transport>(std::move(socket), *this);
     }
+}
+
+connection::connection(worker& owner, int fd) : connection(owner) {
+    transport_ = std::make_unique<net::uring_transport>(*owner_.loop.ring(), fd, *this);
+}
+
+connection::connection(worker& owner)
+    : owner_(owner), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
+      parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
     req_.head_ = &head_;
     req_.loop_ = &owner_.loop;
     res_.arena_ = arena_.get();
@@ -355,6 +362,7 @@ void connection::finish_request() {
     if (!keep) {
         close_after_write_ = true;
         phase_ = phase::closing;
+        linger_ = begin_ != end_; // pipelined requests we will not answer
         return;
     }
     phase_ = phase::head;
@@ -378,6 +386,7 @@ void connection::fail(http::status s, std::string_view detail) {
     res_.serialize(out_, owner_.loop.http_date(), http::connection_field::close, false);
     close_after_write_ = true;
     phase_ = phase::closing;
+    linger_ = true; // the rest of the request (a body, more requests) may still be on its way
     timeout_ = timeout_kind::none;
     do_write();
 }
@@ -422,7 +431,9 @@ void connection::do_linger() {
     if (timeout_ == timeout_kind::linger) {
         return;
     }
-    if (peer_ended_) {
+    // RFC 9112 §9.6: close in stages only when the client may still be sending, so that it reads the
+    // response instead of a reset; after a normal "Connection: close" response, close at once (as nginx).
+    if (peer_ended_ || !linger_) {
         close();
         return;
     }

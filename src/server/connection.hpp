@@ -27,6 +27,8 @@ class connection final : public net::transport_owner {
 public:
     // Takes the accepted socket onto the loop's io_uring when it has one, else onto Asio's reactor.
     connection(worker& owner, boost::asio::ip::tcp::socket socket);
+    // Takes a connected fd accepted on the loop's io_uring.
+    connection(worker& owner, int fd);
     ~connection();
     connection(const connection&) = delete;
     connection& operator=(const connection&) = delete;
@@ -46,6 +48,7 @@ private:
     enum class phase : std::uint8_t { head, body_length, body_chunked, ready, handler, closing };
     enum class timeout_kind : std::uint8_t { none, headers, idle, body_rate, linger };
 
+    explicit connection(worker& owner);
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;
@@ -99,6 +102,7 @@ private:
     bool closed_ = false;
     bool close_after_write_ = false; // the last response said "Connection: close"
     bool peer_ended_ = false;        // EOF or error from the peer: finish what is in progress, then close
+    bool linger_ = false;            // unread request bytes may follow: read and discard before closing
 
     timeout_kind timeout_ = timeout_kind::headers;
     net::clock::time_point deadline_{};

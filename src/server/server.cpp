@@ -10,6 +10,7 @@
 #include <mutex>
 #include <pthread.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 namespace hotpath {
@@ -41,7 +42,18 @@ struct server::impl {
             socket.close(ignored);
             return;
         }
-        auto* c = new connection(w, std::move(socket)); // owns itself; see connection::maybe_destroy
+        auto* c = new connection(w, std::move(socket)); // owns itself until on_transport_closed
+        c->start();
+    }
+
+    void on_accept_fd(worker& w, int fd) {
+        const std::size_t max = options.limits.max_connections;
+        if (w.draining || (max != 0 && open_connections.load(std::memory_order_relaxed) >= max)) {
+            w.stats.connections_rejected.add();
+            ::close(fd);
+            return;
+        }
+        auto* c = new connection(w, fd);
         c->start();
     }
 
@@ -120,7 +132,12 @@ result<void> server::start() {
     s.port = port;
     for (auto& w : s.workers) {
         worker* wp = w.get();
-        wp->listener->start([&s, wp](boost::asio::ip::tcp::socket socket) { s.on_accept(*wp, std::move(socket)); });
+        if (wp->use_uring) {
+            wp->listener->start(*wp->loop.ring(), [&s, wp](int fd) { s.on_accept_fd(*wp, fd); });
+        } else {
+            wp->listener->start(
+                [&s, wp](boost::asio::ip::tcp::socket socket) { s.on_accept(*wp, std::move(socket)); });
+        }
         wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
         s.threads.emplace_back([wp] { wp->loop.run(); });
     }
