@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# Load generators compared: wrk, hotpath load and h2load against one nginx worker (CPU 0), each on CPU 1.
+# Prints requests/s and each generator's CPU seconds per million requests (user+sys from /proc), medians.
+# Env: DURATION (10s) RUNS (3) CONNECTIONS (64) HOTPATH (build/release/hotpath) OUT (append Markdown).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
+HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx}
+for tool in wrk h2load taskset getconf awk sed sort curl; do
+    command -v "$tool" >/dev/null || { echo "load_vs_wrk: missing tool: $tool" >&2; exit 2; }
+done
+[[ -x $HOTPATH ]] || { echo "load_vs_wrk: hotpath binary not found: $HOTPATH" >&2; exit 2; }
+TCK=$(getconf CLK_TCK)
+DSEC=${DURATION%s}
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# --- nginx on CPU 0, stopped by PID on exit -------------------------------------------------
+TMP=$(mktemp -d /tmp/load_vs_wrk.XXXXXX)
+NGINX_PID=
+cleanup() {
+    if [[ -n $NGINX_PID ]]; then kill -TERM "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18181)
+sed -e "s|@PREFIX@|$TMP|g" -e "s|@PORT@|$PORT|g" "$ROOT/bench/nginx.conf.in" >"$TMP/nginx.conf"
+taskset -c 0 "$NGINX" -p "$TMP" -e "$TMP/error.log" -c "$TMP/nginx.conf" >"$TMP/nginx.out" 2>&1 &
+NGINX_PID=$!
+URL="http://127.0.0.1:$PORT/plaintext"
+for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 "$URL" && break; sleep 0.1; done
+
+# --- one run: start the generator on CPU 1, read its CPU ticks until it exits ---------------
+# The generator is the process itself (taskset execs it), so /proc/PID/stat's utime+stime is its CPU;
+# the last reading is at most 50 ms before it exits. A run over its time plus 30 s is killed.
+measure() {  # measure NAME CMD... -> "requests cpu_seconds"
+    local name=$1; shift
+    taskset -c 1 "$@" >"$TMP/$name.out" 2>&1 &
+    local pid=$! ticks=0 t deadline=$((SECONDS + DSEC + 30))
+    while kill -0 "$pid" 2>/dev/null; do
+        t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}') || true
+        [[ -n $t ]] && ticks=$t
+        ((SECONDS < deadline)) || kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.05
+    done
+    wait "$pid" || true
+    local req
+    case $name in
+        wrk) req=$(awk '/requests in/ {print $1}' "$TMP/$name.out") ;;
+        hotpath) req=$(awk '/responses in/ {print $2}' "$TMP/$name.out") ;;
+        h2load) req=$(awk '/^requests:/ {print $8}' "$TMP/$name.out") ;;
+    esac
+    echo "${req:-0} $(awk -v t="$ticks" -v h="$TCK" 'BEGIN {printf "%.3f", t / h}')"
+}
+
+: >"$TMP/res"
+for ((run = 1; run <= RUNS; run++)); do
+    log "run $run/$RUNS: wrk"
+    echo "wrk $(measure wrk wrk -t1 -c"$CONNECTIONS" -d"$DURATION" "$URL")" >>"$TMP/res"
+    log "run $run/$RUNS: hotpath load"
+    echo "hotpath $(measure hotpath "$HOTPATH" load -t1 -c"$CONNECTIONS" -d"$DURATION" -q "$URL")" >>"$TMP/res"
+    log "run $run/$RUNS: h2load"
+    echo "h2load $(measure h2load h2load --h1 -t1 -c"$CONNECTIONS" -D"$DSEC" "$URL")" >>"$TMP/res"
+done
+
+# --- medians and ratios --------------------------------------------------------------------
+med() { awk -v n="$1" -v c="$2" '$1 == n {print $c}' "$TMP/res" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+table() {
+    echo "generator|requests/s|CPU s per million requests|CPU per request vs wrk"
+    local wrk_cpm
+    wrk_cpm=$(awk -v r="$(med wrk 2)" -v c="$(med wrk 3)" 'BEGIN {printf "%.3f", c / r * 1e6}')
+    for g in wrk hotpath h2load; do
+        local r c
+        r=$(med $g 2); c=$(med $g 3)
+        awk -v g="$g" -v r="$r" -v c="$c" -v d="$DSEC" -v w="$wrk_cpm" \
+            'BEGIN {cpm = r > 0 ? c / r * 1e6 : 0; printf "%s|%.0f|%.2f|%.2f\n", g, r / d, cpm, (w > 0 ? cpm / w : 0)}'
+    done
+}
+table | awk -F'|' '{printf "%-10s %12s %28s %24s\n", $1, $2, $3, $4}'
+echo "runs: $RUNS x $DURATION, -t1 -c$CONNECTIONS on CPU 1 against nginx (one worker) on CPU 0; medians"
+if [[ -n $OUT ]]; then
+    {
+        echo
+        echo "### load generators vs nginx /plaintext, $(date -u +%F)"
+        echo
+        echo "\`DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS bench/load_vs_wrk.sh\`"
+        echo
+        table | sed 's/|/ | /g; s/^/| /; s/$/ |/; 1p; 1s/[^|]/-/g' | sed '2s/ /-/g'
+    } >>"$OUT"
+fi
