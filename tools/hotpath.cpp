@@ -1,6 +1,7 @@
 // The `hotpath` command line: parses options and wires the library's pieces together; no logic of its own.
 #include "apps/apps.hpp"
 #include "http/response.hpp"
+#include "load/merge.hpp"
 #include "load/plan.hpp"
 #include "load/report.hpp"
 #include "load/runner.hpp"
@@ -104,7 +105,7 @@ struct load_flags {
     bool quiet = false;
 
     void add_to(CLI::App& cmd) {
-        cmd.add_option("url", url, "Target, http://host[:port]/path")->required();
+        cmd.add_option("url", url, "Target, http://host[:port]/path (required unless merging)");
         cmd.add_option("-c,--connections", connections, "Connections (closed model: virtual users)")
             ->capture_default_str()
             ->check(CLI::Range(1u, 100000u));
@@ -139,6 +140,10 @@ struct load_flags {
 // Builds the plan, or returns false with a one-line reason.
 bool make_plan(const load_flags& f, hotpath::load::plan& p, std::string& why) {
     using namespace hotpath::load;
+    if (f.url.empty()) {
+        why = "a URL is required (see hotpath load --help)";
+        return false;
+    }
     auto to = parse_url(f.url, why);
     if (!to) {
         return false;
@@ -268,6 +273,20 @@ int run_load(const load_flags& flags) {
     return 0;
 }
 
+// Merges the --json files of simultaneous runs: merged JSON on stdout, the report on stderr.
+int run_merge(const std::vector<std::string>& paths) {
+    std::string json;
+    std::string report;
+    std::string why;
+    if (!hotpath::load::merge_files(paths, json, report, why).has_value()) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 1;
+    }
+    fmt::print(stdout, "{}\n", json);
+    fmt::print(stderr, "{}", report);
+    return 0;
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -293,6 +312,11 @@ int main(int argc, char** argv) {
     load_flags load_options;
     auto* load = cli.add_subcommand("load", "Load an HTTP server: closed or open model, stages, thresholds, reports");
     load_options.add_to(*load);
+    std::vector<std::string> merge_paths;
+    auto* merge =
+        load->add_subcommand("merge", "Merge the --json files of runs made at the same time from several "
+                                      "machines (docs/load-json.md): merged JSON to stdout, report to stderr");
+    merge->add_option("files", merge_paths, "hotpath-load/1 JSON files")->required()->check(CLI::ExistingFile);
 
     try {
         cli.parse(argc, argv);
@@ -306,6 +330,13 @@ int main(int argc, char** argv) {
         return 2;
     }
 
+    if (merge->parsed()) {
+        if (!load_options.url.empty()) {
+            fmt::print(stderr, "hotpath: load merge takes files, not a URL (see hotpath load merge --help)\n");
+            return 2;
+        }
+        return run_merge(merge_paths);
+    }
     if (load->parsed()) {
         return run_load(load_options);
     }

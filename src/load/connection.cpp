@@ -50,11 +50,12 @@ void connection::on_connected(const boost::system::error_code& ec) {
 }
 
 void connection::send(clock::time_point scheduled, unsigned count) {
+    std::string_view bytes;
+    const std::uint32_t index = owner_.pick(rendered_, bytes, count);
     const auto now = clock::now();
     for (unsigned i = 0; i < count; ++i) {
-        in_flight_.push_back({scheduled, now});
+        in_flight_.push_back({scheduled, now, index});
     }
-    const std::string& bytes = count == 1 ? owner_.request_ : owner_.pipelined_;
     owner_.results_.bytes_sent += bytes.size();
     writing_ = true;
     transport_->write(bytes);
@@ -89,6 +90,7 @@ void connection::on_transport_data(std::string_view bytes) {
             if (head_.status < 200) {
                 continue; // interim response: the final one follows
             }
+            body_.clear();
             switch (head_.framing) {
             case http::body_framing::none:
                 body_left_ = 0;
@@ -113,6 +115,7 @@ void connection::on_transport_data(std::string_view bytes) {
         }
         if (phase_ == phase::body_length) {
             const std::uint64_t take = std::min<std::uint64_t>(body_left_, in_.size() - pos);
+            keep_body(std::string_view(in_).substr(pos, take));
             body_left_ -= take;
             pos += take;
             if (body_left_ != 0) {
@@ -129,6 +132,7 @@ void connection::on_transport_data(std::string_view bytes) {
             // The body is not kept: decode in place just to find its end.
             char* p = in_.data() + pos;
             const auto r = chunked_->decode(p, in_.size() - pos, p);
+            keep_body({p, r.produced});
             pos += r.consumed;
             if (r.status == http::chunk_status::error) {
                 abort(error_class::malformed);
@@ -145,6 +149,7 @@ void connection::on_transport_data(std::string_view bytes) {
             continue;
         }
         // Close-delimited: everything until EOF is body.
+        keep_body(std::string_view(in_).substr(pos));
         pos = in_.size();
         break;
     }
@@ -154,7 +159,7 @@ void connection::on_transport_data(std::string_view bytes) {
 void connection::complete_response() {
     const request_times times = in_flight_.front();
     in_flight_.pop_front();
-    owner_.on_response(*this, times.scheduled, times.sent, head_.status);
+    owner_.on_response(*this, times.scheduled, times.sent, times.index, head_.status, body_);
     if (closing_) {
         return;
     }
@@ -174,6 +179,14 @@ void connection::complete_response() {
             return;
         }
         owner_.on_ready(*this);
+    }
+}
+
+// Keeps the start of the body when the request has a body check.
+void connection::keep_body(std::string_view bytes) {
+    constexpr std::size_t max_kept_bytes = 64 * 1024;
+    if (!in_flight_.empty() && owner_.wants_body(in_flight_.front().index) && body_.size() < max_kept_bytes) {
+        body_.append(bytes.substr(0, max_kept_bytes - body_.size()));
     }
 }
 

@@ -261,29 +261,46 @@ double plan::level_at(std::chrono::nanoseconds elapsed) const noexcept {
     return stages.back().to;
 }
 
-std::string build_request(const plan& p) {
+std::vector<request_spec> requests_or_default(const plan& p) {
+    if (!p.scenario.empty()) {
+        return p.scenario;
+    }
+    request_spec r;
+    r.method = p.method;
+    r.path_and_query = p.to.path_and_query;
+    r.headers = p.headers;
+    r.body = p.body;
+    r.expected_statuses = p.expected_statuses;
+    return {r};
+}
+
+std::string build_request(const plan& p, const request_spec& q) {
     std::string r;
-    r.append(p.method).append(" ").append(p.to.path_and_query).append(" HTTP/1.1\r\nHost: ").append(p.to.host);
+    r.append(q.method).append(" ").append(q.path_and_query).append(" HTTP/1.1\r\nHost: ").append(p.to.host);
     if (p.to.port != 80) {
         r.append(":").append(std::to_string(p.to.port));
     }
     r.append("\r\n");
     bool has_agent = false;
-    for (const auto& [name, value] : p.headers) {
+    for (const auto& [name, value] : q.headers) {
         r.append(name).append(": ").append(value).append("\r\n");
         has_agent = has_agent || http::iequals(name, "user-agent");
     }
     if (!has_agent) {
         r.append("User-Agent: hotpath-load\r\n");
     }
-    if (!p.body.empty() || p.method == "POST" || p.method == "PUT" || p.method == "PATCH") {
-        r.append("Content-Length: ").append(std::to_string(p.body.size())).append("\r\n");
+    if (!q.body.empty() || q.method == "POST" || q.method == "PUT" || q.method == "PATCH") {
+        r.append("Content-Length: ").append(std::to_string(q.body.size())).append("\r\n");
     }
     if (!p.keep_alive) {
         r.append("Connection: close\r\n");
     }
-    r.append("\r\n").append(p.body);
+    r.append("\r\n").append(q.body);
     return r;
+}
+
+std::string build_request(const plan& p) {
+    return build_request(p, requests_or_default(p).front());
 }
 
 } // namespace hotpath::load

@@ -52,11 +52,42 @@ struct threshold {
 // "p95<150ms", "p99.9<1s", "mean<20ms", "max<2s", "errors<8%", "rps>1000".
 std::optional<threshold> parse_threshold(std::string_view text, std::string& why);
 
+// A check on each response to a request; a failed check counts as an error of class `check`.
+struct check {
+    enum class kind : std::uint8_t { status, body_contains } what = kind::status;
+    std::vector<unsigned> statuses; // kind::status: the response's status must be one of these
+    std::string text;               // kind::body_contains: the body must contain this (first 64 KiB searched)
+};
+
+// One named request of a scenario. path_and_query, header values and body may hold {{column}} placeholders
+// filled from the feed (CSV) row of each send.
+struct request_spec {
+    std::string name = "default";
+    std::string method = "GET";
+    std::string path_and_query = "/";
+    std::vector<std::pair<std::string, std::string>> headers;
+    std::string body;
+    double weight = 1;                       // relative share of sends
+    std::vector<unsigned> expected_statuses; // besides 1xx-3xx, statuses that count as success
+    std::vector<check> checks;
+};
+
+// Values for placeholders, one row per send, taken in order (wrapping around), rows split between workers.
+struct feed {
+    std::string source; // the CSV file as a scenario names it (relative to the scenario's folder); "" if none
+    std::vector<std::string> columns;
+    std::vector<std::vector<std::string>> rows;
+};
+
 struct plan {
     target to;
     std::string method = "GET";
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
+    // A scenario's requests; empty for a plain run, which sends `method`, `to.path_and_query`, `headers`
+    // and `body` (see requests_or_default()).
+    std::vector<request_spec> scenario;
+    feed data;
 
     unsigned threads = 1;
     unsigned connections = 50;  // closed model: virtual users; open model: connections opened at start
@@ -83,7 +114,12 @@ struct plan {
     double level_at(std::chrono::nanoseconds elapsed) const noexcept;
 };
 
+// The scenario's requests, or the one request the plain flags describe.
+std::vector<request_spec> requests_or_default(const plan& p);
+
 // The HTTP/1.1 request bytes for a plan (Host, Content-Length, Connection: close without keep-alive).
 std::string build_request(const plan& p);
+// The same for one request of a scenario, with placeholders left as they are.
+std::string build_request(const plan& p, const request_spec& r);
 
 } // namespace hotpath::load

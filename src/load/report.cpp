@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 
 namespace hotpath::load {
 
@@ -39,12 +40,30 @@ std::string model_of(const plan& p) {
                             : "closed model, staged virtual users";
 }
 
+// A 128-bit sum in decimal: JSON numbers past 2^64 (or 2^53 as doubles) do not survive most readers.
+std::string decimal_of(metrics::histogram::wide_sum sum) {
+    __extension__ using uint128 = unsigned __int128;
+    uint128 value = (static_cast<uint128>(sum.high) << 64) | sum.low;
+    char digits[40]; // 2^128 - 1 has 39 digits
+    std::size_t n = 0;
+    do {
+        digits[n++] = static_cast<char>('0' + static_cast<int>(value % 10));
+        value /= 10;
+    } while (value != 0);
+    return std::string(std::make_reverse_iterator(digits + n), std::make_reverse_iterator(digits));
+}
+
+// A double, or null where JSON has no number (the stddev is NaN once the sum of squares saturates).
+boost::json::value number_or_null(double v) {
+    return std::isfinite(v) ? boost::json::value(v) : boost::json::value(nullptr);
+}
+
 boost::json::object histogram_json(const metrics::histogram& h) {
     boost::json::object o;
     o["count"] = h.count();
     o["min_us"] = static_cast<double>(h.min_ns()) / 1e3;
     o["mean_us"] = h.mean_ns() / 1e3;
-    o["stdev_us"] = h.stddev_ns() / 1e3;
+    o["stdev_us"] = number_or_null(h.stddev_ns() / 1e3);
     o["max_us"] = static_cast<double>(h.max_ns()) / 1e3;
     boost::json::object ps;
     for (double p : percentiles) {
@@ -67,8 +86,8 @@ boost::json::object histogram_json(const metrics::histogram& h) {
     state["counts"] = std::move(counts);
     state["min_ns"] = h.min_ns();
     state["max_ns"] = h.max_ns();
-    state["sum_ns"] = h.sum_ns();
-    state["sum_squares_ns"] = h.sum_squares_ns();
+    state["sum_ns"] = decimal_of(h.exact_sum_ns());
+    state["sum_squares_ns"] = decimal_of(h.exact_sum_squares_ns());
     state["clamped"] = h.clamped();
     o["state"] = std::move(state);
     return o;
@@ -152,9 +171,11 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         const std::uint64_t most = *std::max_element(std::begin(band_counts), std::end(band_counts));
         for (int b = 0; b < bands; ++b) {
             const double from = lo * std::pow(hi / lo, static_cast<double>(b) / bands);
-            const auto width = most == 0 ? 0 : static_cast<int>(40.0 * static_cast<double>(band_counts[b]) / static_cast<double>(most));
-            fmt::print(out, "    {:>9} {:<40} {}\n", format_duration_ns(from), std::string(static_cast<std::size_t>(width), '#'),
-                       band_counts[b]);
+            const auto width =
+                most == 0 ? 0
+                          : static_cast<int>(40.0 * static_cast<double>(band_counts[b]) / static_cast<double>(most));
+            fmt::print(out, "    {:>9} {:<40} {}\n", format_duration_ns(from),
+                       std::string(static_cast<std::size_t>(width), '#'), band_counts[b]);
         }
     }
     std::string statuses;
@@ -189,10 +210,9 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
     for (const auto& o : outcomes) {
         const bool is_latency = o.rule->what == threshold::metric::percentile ||
                                 o.rule->what == threshold::metric::mean || o.rule->what == threshold::metric::max;
-        const std::string actual = is_latency ? format_duration_ns(o.actual)
-                                   : o.rule->what == threshold::metric::errors
-                                       ? fmt::format("{:.2f}%", o.actual * 100)
-                                       : fmt::format("{:.1f}/s", o.actual);
+        const std::string actual = is_latency                                  ? format_duration_ns(o.actual)
+                                   : o.rule->what == threshold::metric::errors ? fmt::format("{:.2f}%", o.actual * 100)
+                                                                               : fmt::format("{:.1f}/s", o.actual);
         fmt::print(out, "  Threshold    {:<16} {} (actual {})\n", o.rule->text, o.pass ? "pass" : "FAIL", actual);
     }
 }
@@ -211,9 +231,20 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     run["keep_alive"] = p.keep_alive;
     run["planned_s"] = seconds_of(p.total_time());
     run["warmup_s"] = seconds_of(p.warmup);
+    run["planned_ns"] = p.total_time().count();
+    run["warmup_ns"] = p.warmup.count();
+    boost::json::array stages;
+    for (const auto& st : p.stages) {
+        stages.push_back(boost::json::object{{"kind", st.what == stage::kind::rate ? "rate" : "vus"},
+                                             {"from", st.from},
+                                             {"to", st.to},
+                                             {"duration_ns", st.duration.count()}});
+    }
+    run["stages"] = std::move(stages);
     doc["run"] = std::move(run);
 
     doc["measured_s"] = seconds_of(r.measured);
+    doc["measured_ns"] = r.measured.count();
     doc["responses"] = r.responses;
     doc["successes"] = r.successes;
     doc["requests_per_second"] = rate_of(r);
@@ -253,6 +284,15 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
         seconds.push_back(std::move(o));
     }
     doc["seconds"] = std::move(seconds);
+    boost::json::array requests;
+    for (const auto& q : r.per_request) {
+        requests.push_back(boost::json::object{{"name", q.name},
+                                               {"responses", q.responses},
+                                               {"successes", q.successes},
+                                               {"failures", q.failures},
+                                               {"latency", histogram_json(q.latency)}});
+    }
+    doc["requests"] = std::move(requests);
     boost::json::array th;
     for (const auto& o : outcomes) {
         th.push_back(boost::json::object{{"threshold", o.rule->text}, {"actual", o.actual}, {"pass", o.pass}});

@@ -23,8 +23,9 @@ std::vector<threshold_outcome> evaluate(const plan& p, const results& r);
 // plot, statuses, errors by class, transfer, open-model figures, thresholds.
 void print_report(std::FILE* out, const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes);
 
-// The JSON document, schema "hotpath-load/1": everything in the report plus the full histograms, so runs
-// merge exactly.
+// The JSON document, schema "hotpath-load/1" (docs/load-json.md): everything in the report plus the full
+// histograms with their exact sums, so runs merge exactly. One line, no trailing newline; the same inputs always
+// give the same bytes. Read back with from_json() and merged with merge_files() (load/merge.hpp).
 std::string to_json(const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes);
 
 // "1.23ms", "850us", "2.5s".

@@ -19,6 +19,8 @@ std::string_view to_string(error_class e) noexcept {
         return "malformed";
     case error_class::status:
         return "status";
+    case error_class::check:
+        return "check";
     case error_class::count_:
         break;
     }
@@ -49,6 +51,20 @@ void results::merge(const results& other) {
     late += other.late;
     connections_opened += other.connections_opened;
     measured = std::max(measured, other.measured);
+    if (per_request.size() < other.per_request.size()) {
+        per_request.resize(other.per_request.size());
+    }
+    for (std::size_t i = 0; i < other.per_request.size(); ++i) {
+        auto& mine = per_request[i];
+        const auto& theirs = other.per_request[i];
+        if (mine.name.empty()) {
+            mine.name = theirs.name;
+        }
+        mine.latency.merge(theirs.latency);
+        mine.responses += theirs.responses;
+        mine.successes += theirs.successes;
+        mine.failures += theirs.failures;
+    }
     for (std::size_t i = 0; i < other.seconds.size(); ++i) {
         auto& s = second(i);
         s.responses += other.seconds[i].responses;

@@ -7,12 +7,13 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <string_view>
 #include <vector>
 
 namespace hotpath::load {
 
-enum class error_class : std::uint8_t { connect, read, write, timeout, malformed, status, count_ };
+enum class error_class : std::uint8_t { connect, read, write, timeout, malformed, status, check, count_ };
 inline constexpr std::size_t error_class_count = static_cast<std::size_t>(error_class::count_);
 std::string_view to_string(error_class e) noexcept;
 
@@ -21,6 +22,15 @@ struct second_sample {
     std::uint64_t responses = 0;
     std::uint64_t errors = 0;
     std::unique_ptr<metrics::histogram> latency = std::make_unique<metrics::histogram>();
+};
+
+// The figures of one named request of a scenario.
+struct request_results {
+    std::string name;
+    metrics::histogram latency;
+    std::uint64_t responses = 0;
+    std::uint64_t successes = 0;
+    std::uint64_t failures = 0; // unexpected statuses and failed checks
 };
 
 // Kept by each worker on its own thread, merged at the end; merge() is exact (counts add, histograms merge).
@@ -41,6 +51,7 @@ struct results {
     std::uint64_t connections_opened = 0;
     std::chrono::nanoseconds measured{}; // length of the measured window (warm-up excluded)
     std::vector<second_sample> seconds;
+    std::vector<request_results> per_request; // one per scenario request, in the scenario's order
 
     second_sample& second(std::size_t index);
     void merge(const results& other);

@@ -1,6 +1,8 @@
 // A load worker: schedules requests (closed or open model), records every response, keeps its timeouts.
 #include "load/worker.hpp"
 
+#include "load/feed.hpp"
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -24,10 +26,30 @@ struct worker::timer {
 worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned index, unsigned count,
                clock::time_point start, live_counters& live)
     : plan_(p), endpoint_(endpoint), index_(index), share_(1.0 / count), loop_(index),
-      timer_(std::make_unique<timer>(loop_.context())), request_(build_request(p)), start_(start), live_(live) {
-    for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
-        pipelined_ += request_;
+      timer_(std::make_unique<timer>(loop_.context())), start_(start), live_(live) {
+    double total_weight = 0;
+    for (auto& spec : requests_or_default(p)) {
+        prepared r;
+        r.templated = has_placeholders(spec.path_and_query) || has_placeholders(spec.body);
+        for (const auto& h : spec.headers) {
+            r.templated = r.templated || has_placeholders(h.second);
+        }
+        for (const auto& c : spec.checks) {
+            r.keeps_body = r.keeps_body || c.what == check::kind::body_contains;
+        }
+        if (!r.templated) {
+            r.bytes = build_request(p, spec);
+            for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
+                r.pipelined += r.bytes;
+            }
+        }
+        total_weight += spec.weight;
+        r.cumulative_weight = total_weight;
+        results_.per_request.emplace_back().name = spec.name;
+        r.spec = std::move(spec);
+        prepared_.push_back(std::move(r));
     }
+    rng_state_ = 0x9e3779b97f4a7c15ULL * (index + 1) ^ static_cast<std::uint64_t>(start.time_since_epoch().count());
     warmup_end_ = start_ + p.warmup;
     end_ = start_ + p.total_time();
     counted_ = p.requests > 0;
@@ -43,6 +65,44 @@ worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned 
 }
 
 worker::~worker() = default;
+
+std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsigned count) {
+    std::uint32_t index = 0;
+    if (prepared_.size() > 1) {
+        // splitmix64: a fast, well-mixed generator; the choice only needs to follow the weights.
+        rng_state_ += 0x9e3779b97f4a7c15ULL;
+        std::uint64_t z = rng_state_;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        const double x = static_cast<double>(z >> 11) / 9007199254740992.0 * prepared_.back().cumulative_weight;
+        while (index + 1 < prepared_.size() && x >= prepared_[index].cumulative_weight) {
+            ++index;
+        }
+    }
+    const prepared& r = prepared_[index];
+    if (!r.templated) {
+        bytes = count == 1 ? std::string_view(r.bytes) : std::string_view(r.pipelined);
+        return index;
+    }
+    // Rows are dealt to workers in turn: worker i of n takes rows i, i + n, i + 2n, ...
+    const std::size_t rows = std::max<std::size_t>(1, plan_.data.rows.size());
+    const std::size_t workers = static_cast<std::size_t>(std::lround(1 / share_));
+    const std::size_t row = (feed_row_++ * workers + index_) % rows;
+    request_spec filled = r.spec;
+    filled.path_and_query = render(r.spec.path_and_query, plan_.data, row);
+    filled.body = render(r.spec.body, plan_.data, row);
+    for (auto& h : filled.headers) {
+        h.second = render(h.second, plan_.data, row);
+    }
+    scratch = build_request(plan_, filled);
+    const std::size_t one = scratch.size();
+    for (unsigned i = 1; i < count; ++i) {
+        scratch.append(scratch.data(), one);
+    }
+    bytes = scratch;
+    return index;
+}
 
 connection* worker::add_connection() {
     connections_.push_back(std::make_unique<connection>(*this));
@@ -133,7 +193,8 @@ void worker::on_bytes(std::size_t bytes) {
     }
 }
 
-void worker::on_response(connection&, clock::time_point scheduled, clock::time_point sent, unsigned status) {
+void worker::on_response(connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
+                         unsigned status, std::string_view body) {
     const auto now = clock::now();
     if (now < warmup_end_) {
         return;
@@ -145,15 +206,34 @@ void worker::on_response(connection&, clock::time_point scheduled, clock::time_p
     }
     ++results_.statuses[status < results_.statuses.size() ? status : 0];
     ++results_.responses;
-    const bool expected = std::find(plan_.expected_statuses.begin(), plan_.expected_statuses.end(), status) !=
-                          plan_.expected_statuses.end();
+    const request_spec& spec = prepared_[index].spec;
+    auto& mine = results_.per_request[index];
+    mine.latency.record(latency);
+    ++mine.responses;
     auto& second = results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1}));
     ++second.responses;
     second.latency->record(latency);
-    if (status < 400 || expected) {
+
+    const auto listed = [status](const std::vector<unsigned>& v) {
+        return std::find(v.begin(), v.end(), status) != v.end();
+    };
+    error_class failure = error_class::count_;
+    if (status >= 400 && !listed(spec.expected_statuses) && !listed(plan_.expected_statuses)) {
+        failure = error_class::status;
+    }
+    for (const auto& c : spec.checks) {
+        const bool ok =
+            c.what == check::kind::status ? listed(c.statuses) : body.find(c.text) != std::string_view::npos;
+        if (!ok) {
+            failure = error_class::check;
+        }
+    }
+    if (failure == error_class::count_) {
         ++results_.successes;
+        ++mine.successes;
     } else {
-        ++results_.errors[static_cast<std::size_t>(error_class::status)];
+        ++results_.errors[static_cast<std::size_t>(failure)];
+        ++mine.failures;
         ++second.errors;
         live_.errors.fetch_add(1, std::memory_order_relaxed);
     }

@@ -37,7 +37,8 @@ public:
     ~connection();
 
     void open();
-    // Sends `count` requests in one write; `scheduled` is when the plan wanted the first sent.
+    // Sends `count` copies of the next request of the plan (picked by weight) in one write; `scheduled` is when
+    // the plan wanted the first sent.
     void send(clock::time_point scheduled, unsigned count);
     // Closes now, failing what is in flight with `why` (not counted when `why` is count_).
     void abort(error_class why);
@@ -55,6 +56,7 @@ private:
     struct request_times {
         clock::time_point scheduled;
         clock::time_point sent;
+        std::uint32_t index; // which request of the scenario
     };
     enum class phase : std::uint8_t { head, body_length, body_chunked, body_close };
 
@@ -64,6 +66,7 @@ private:
     void on_transport_closed() override;
     void on_connected(const boost::system::error_code& ec);
     void complete_response();
+    void keep_body(std::string_view bytes);
     void close_transport();
 
     worker& owner_;
@@ -76,6 +79,8 @@ private:
     phase phase_ = phase::head;
     std::uint64_t body_left_ = 0;
     std::deque<request_times> in_flight_;
+    std::string rendered_; // the bytes of a request with placeholders, until written
+    std::string body_;     // the body of the current response, kept only for a body check (capped)
     bool connecting_ = false;
     bool connected_ = false;
     bool closing_ = false;
@@ -99,7 +104,8 @@ public:
 private:
     friend class connection;
 
-    void on_response(connection& c, clock::time_point scheduled, clock::time_point sent, unsigned status);
+    void on_response(connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
+                     unsigned status, std::string_view body);
     void on_bytes(std::size_t bytes);
     void on_error(connection& c, error_class e, std::size_t lost_requests);
     void on_ready(connection& c);
@@ -114,6 +120,9 @@ private:
     void check_done(clock::time_point now);
     void publish_second(clock::time_point now);
     connection* add_connection();
+    // Picks the next request by weight; sets its bytes (rendering placeholders into `scratch` if needed).
+    std::uint32_t pick(std::string& scratch, std::string_view& bytes, unsigned count);
+    bool wants_body(std::uint32_t index) const noexcept { return prepared_[index].keeps_body; }
 
     const plan& plan_;
     http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
@@ -123,8 +132,19 @@ private:
     net::loop loop_;
     struct timer;
     std::unique_ptr<timer> timer_;
-    std::string request_;   // one request
-    std::string pipelined_; // `pipeline` copies, for the closed model
+    // Each scenario request, ready to send: its bytes (with `pipeline` copies for the closed model), or
+    // its spec when placeholders must be filled per send.
+    struct prepared {
+        request_spec spec;
+        std::string bytes;
+        std::string pipelined;
+        bool templated = false;
+        bool keeps_body = false;
+        double cumulative_weight = 0;
+    };
+    std::vector<prepared> prepared_;
+    std::uint64_t rng_state_;
+    std::size_t feed_row_ = 0;
     std::vector<std::unique_ptr<connection>> connections_;
     std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
     std::size_t max_connections_ = 0;

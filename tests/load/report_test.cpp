@@ -1,0 +1,448 @@
+// The "hotpath-load/1" JSON document: bit-exact round trips, exact merging, and refusal of bad input.
+#include "load/merge.hpp"
+#include "load/report.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/core.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace hotpath::load {
+namespace {
+
+constexpr std::uint64_t ms = 1'000'000;
+constexpr std::uint64_t s = 1'000'000'000;
+
+// results are ~60 KB: the tests keep them on the heap.
+std::unique_ptr<results> make_results() {
+    return std::make_unique<results>();
+}
+
+plan make_plan(bool open_model) {
+    plan p;
+    std::string why;
+    p.to = *parse_url("http://10.0.0.7:8080/api/items?limit=20", why);
+    p.method = "POST";
+    p.threads = 4;
+    p.connections = 64;
+    p.pipeline = 1;
+    p.keep_alive = true;
+    p.warmup = std::chrono::seconds{2};
+    if (open_model) {
+        // 7/m is 0.11666…: Boost.JSON 1.81's own parser reads its shortest form back one ulp off.
+        p.stages = *parse_stages("rate=7/m:3s, rate=1234.5678/s:9s", why);
+    } else {
+        p.duration = std::chrono::seconds{12};
+    }
+    p.thresholds = {*parse_threshold("p99<250ms", why), *parse_threshold("errors<1%", why),
+                    *parse_threshold("rps>10", why)};
+    return p;
+}
+
+// Records the same random run into `one` (a machine's share) and `all` (one run seeing every sample): latencies
+// log-uniform over 50 ns .. 150 s (both clamping sides), a few huge-count samples so the sums pass 2^64 and the
+// sums of squares pass 2^53, statuses, errors and a per-second series.
+void record_random(results& one, results& all, std::uint64_t seed, std::size_t n, std::size_t seconds) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> log_value(std::log(50.0), std::log(150.0 * s));
+    constexpr unsigned statuses[] = {200, 200, 200, 201, 304, 404, 500, 503};
+    for (results* r : {&one, &all}) {
+        r->per_request.resize(2);
+        r->per_request[0].name = "list";
+        r->per_request[1].name = "detail";
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto latency = static_cast<std::uint64_t>(std::exp(log_value(rng)));
+        const auto service = latency / (1 + rng() % 4);
+        const std::size_t second = rng() % seconds;
+        const unsigned status = statuses[rng() % std::size(statuses)];
+        const bool failed = rng() % 17 == 0;
+        const auto error_kind = static_cast<std::size_t>(rng() % error_class_count);
+        auto& request = one.per_request[rng() % 2];
+        auto& request_in_all = all.per_request[&request - one.per_request.data()];
+        for (request_results* q : {&request, &request_in_all}) {
+            q->latency.record_ns(latency);
+            ++q->responses;
+            q->successes += failed ? 0 : 1;
+            q->failures += failed ? 1 : 0;
+        }
+        for (results* r : {&one, &all}) {
+            if (failed) {
+                ++r->errors[error_kind];
+                ++r->second(second).errors;
+                continue;
+            }
+            r->latency.record_ns(latency);
+            r->service_time.record_ns(service);
+            ++r->statuses[status];
+            ++r->responses;
+            r->successes += status < 400 ? 1 : 0;
+            r->bytes_received += 180 + latency % 1000;
+            r->bytes_sent += 120;
+            ++r->second(second).responses;
+            r->second(second).latency->record_ns(latency);
+        }
+    }
+    for (results* r : {&one, &all}) {
+        r->latency.record_ns(90 * s + seed, 1'000'000'000); // sum ~9e19 > 2^64
+        r->second(0).latency->record_ns(3 * ms, 5);
+        r->connections_opened += 64;
+        r->late += seed;
+        r->unsent += 2 * seed;
+    }
+}
+
+std::string json_of(const loaded_report& l) {
+    return to_json(l.p, l.r, l.outcomes);
+}
+
+loaded_report must_read(const std::string& text) {
+    std::string why;
+    auto l = from_json(text, why);
+    EXPECT_TRUE(l.has_value()) << why;
+    if (!l) {
+        return {};
+    }
+    return std::move(*l);
+}
+
+std::string write_temp(const std::string& name, const std::string& text) {
+    const auto path = std::filesystem::path(::testing::TempDir()) / ("hotpath_report_test_" + name);
+    std::ofstream(path, std::ios::binary) << text;
+    return path.string();
+}
+
+TEST(load_json, round_trip_is_bit_exact) {
+    for (const bool open_model : {false, true}) {
+        const plan p = make_plan(open_model);
+        auto r = make_results();
+        auto ignored = make_results();
+        record_random(*r, *ignored, 11, 4000, 9);
+        r->measured = std::chrono::nanoseconds{9'876'543'210};
+        const std::string first = to_json(p, *r, evaluate(p, *r));
+        auto back = std::make_unique<loaded_report>(must_read(first));
+        EXPECT_EQ(json_of(*back), first) << "open model: " << open_model;
+        // The plan fields the report shows come back too, so the console reports match.
+        EXPECT_EQ(back->p.to.host, "10.0.0.7");
+        EXPECT_EQ(back->p.to.port, 8080);
+        EXPECT_EQ(back->p.to.path_and_query, "/api/items?limit=20");
+        EXPECT_EQ(back->p.open_model(), open_model);
+        EXPECT_EQ(back->p.total_time(), p.total_time());
+        EXPECT_EQ(back->p.warmup, p.warmup);
+        if (open_model) {
+            ASSERT_EQ(back->p.stages.size(), 2u);
+            EXPECT_EQ(back->p.stages[0].from, 7.0 / 60); // bit-exact, though Boost.JSON alone reads it 1 ulp off
+        }
+        ASSERT_EQ(back->outcomes.size(), 3u);
+        EXPECT_EQ(back->outcomes[2].rule, &back->p.thresholds[2]);
+        EXPECT_EQ(back->r.latency.exact_sum_ns(), r->latency.exact_sum_ns());
+        EXPECT_EQ(back->r.latency.exact_sum_squares_ns(), r->latency.exact_sum_squares_ns());
+        EXPECT_GT(back->r.latency.exact_sum_ns().high, 0u); // the sum really is past 2^64
+    }
+}
+
+TEST(load_json, merge_equals_one_run_with_all_samples) {
+    for (const bool open_model : {false, true}) {
+        plan p = make_plan(open_model);
+        auto a = make_results();
+        auto b = make_results();
+        auto c = make_results();
+        auto all = make_results();
+        record_random(*a, *all, 1, 3000, 6);
+        record_random(*b, *all, 2, 5000, 9); // a longer series: seconds 6..8 come from b alone
+        record_random(*c, *all, 3, 10, 2);
+        a->measured = std::chrono::milliseconds{6'010};
+        b->measured = std::chrono::milliseconds{9'003};
+        c->measured = std::chrono::milliseconds{2'000};
+        all->measured = b->measured; // the machines ran at the same time: the longest window
+        const std::string a_json = to_json(p, *a, evaluate(p, *a));
+        p.threads = 8; // another machine's plan: only threads are summed, the rest comes from the first file
+        const std::string b_json = to_json(p, *b, evaluate(p, *b));
+        p.threads = 2;
+        const std::string c_json = to_json(p, *c, evaluate(p, *c));
+
+        plan one_run = make_plan(open_model);
+        one_run.threads = 4 + 8 + 2;
+        one_run.thresholds.clear(); // a merged report is not gated
+        const std::string expected = to_json(one_run, *all, {});
+
+        std::string why;
+        auto merged = std::make_unique<loaded_report>(must_read(a_json));
+        auto part = std::make_unique<loaded_report>(must_read(b_json));
+        ASSERT_TRUE(merge_into(*merged, *part, why)) << why;
+        *part = must_read(c_json);
+        ASSERT_TRUE(merge_into(*merged, *part, why)) << why;
+        EXPECT_EQ(json_of(*merged), expected) << "open model: " << open_model;
+
+        // The same through files, in another order for b and c, and merging a merged file again (associative).
+        const std::vector<std::string> paths = {write_temp("a.json", a_json), write_temp("b.json", b_json),
+                                                write_temp("c.json", c_json)};
+        std::string out;
+        std::string report;
+        ASSERT_TRUE(merge_files({paths[0], paths[2], paths[1]}, out, report, why).has_value()) << why;
+        EXPECT_EQ(out, expected);
+        EXPECT_NE(report.find(fmt::format("{} responses", all->responses)), std::string::npos) << report;
+        EXPECT_NE(report.find("14 threads"), std::string::npos) << report;
+        EXPECT_EQ(report.find("Threshold"), std::string::npos) << report;
+        ASSERT_TRUE(merge_files({paths[0], paths[1]}, out, report, why).has_value()) << why;
+        const std::string ab = write_temp("ab.json", out);
+        ASSERT_TRUE(merge_files({ab, paths[2]}, out, report, why).has_value()) << why;
+        EXPECT_EQ(out, expected);
+        for (const auto& path : paths) {
+            std::filesystem::remove(path);
+        }
+        std::filesystem::remove(ab);
+    }
+}
+
+TEST(load_json, merged_report_prints_like_one_run) {
+    plan p = make_plan(false);
+    auto a = make_results();
+    auto all = make_results();
+    record_random(*a, *all, 5, 500, 3);
+    a->measured = all->measured = std::chrono::seconds{3};
+    std::string out;
+    std::string report;
+    std::string why;
+    const auto path = write_temp("single.json", to_json(p, *a, evaluate(p, *a)));
+    ASSERT_TRUE(merge_files({path}, out, report, why).has_value()) << why;
+    std::filesystem::remove(path);
+    p.thresholds.clear();
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* memory = ::open_memstream(&buffer, &size);
+    ASSERT_NE(memory, nullptr);
+    print_report(memory, p, *all, {});
+    std::fclose(memory);
+    EXPECT_EQ(report, std::string(buffer, size));
+    std::free(buffer);
+}
+
+// A small valid document to break in the tests below.
+std::string valid_document() {
+    const plan p = make_plan(true);
+    auto r = make_results();
+    auto ignored = make_results();
+    record_random(*r, *ignored, 7, 200, 3);
+    r->measured = std::chrono::seconds{3};
+    return to_json(p, *r, evaluate(p, *r));
+}
+
+// Replaces the value at a path of member names and array indexes ("latency", "state", "counts", "0").
+std::string with(const std::string& text, const std::vector<std::string>& path, const boost::json::value& value,
+                 bool erase = false) {
+    boost::json::value doc = boost::json::parse(text);
+    boost::json::value* at = &doc;
+    for (std::size_t i = 0; i + 1 < path.size(); ++i) {
+        at = at->is_array() ? &at->as_array().at(std::stoul(path[i])) : &at->as_object().at(path[i]);
+    }
+    if (erase) {
+        at->as_object().erase(path.back());
+    } else if (at->is_array()) {
+        at->as_array().at(std::stoul(path.back())) = value;
+    } else {
+        at->as_object()[path.back()] = value;
+    }
+    return boost::json::serialize(doc);
+}
+
+std::string joined(const std::vector<std::string>& path) {
+    std::string out;
+    for (const auto& part : path) {
+        out += (out.empty() ? "" : ".") + part;
+    }
+    return out;
+}
+
+void expect_refused(const std::string& text, const std::string& reason_part, const std::string& label) {
+    std::string why;
+    const auto l = from_json(text, why);
+    EXPECT_FALSE(l.has_value()) << label;
+    EXPECT_NE(why.find(reason_part), std::string::npos) << label << ": " << why;
+    EXPECT_EQ(why.find('\n'), std::string::npos) << label << ": " << why;
+}
+
+TEST(load_json, refuses_malformed_input_with_one_line) {
+    const std::string doc = valid_document();
+    struct bad_case {
+        const char* label;
+        std::string text;
+        const char* reason;
+    };
+    const std::vector<bad_case> cases = {
+        {"empty", "", "not JSON"},
+        {"truncated", doc.substr(0, doc.size() / 2), "not JSON"},
+        {"trailing bytes", doc + "x", "not JSON"},
+        {"not an object", "[1,2]", "expected a hotpath-load/1 object"},
+        {"no schema", "{}", "no \"schema\" field"},
+        {"other schema", with(doc, {"schema"}, "hotpath-load/2"), "schema is 'hotpath-load/2'"},
+        {"schema kind", with(doc, {"schema"}, 1), "schema is a number; expected a string"},
+        {"missing run", with(doc, {"run"}, nullptr, true), "run is missing"},
+        {"missing field", with(doc, {"responses"}, nullptr, true), "responses is missing"},
+        {"missing nested", with(doc, {"latency", "state", "min_ns"}, nullptr, true), "latency.state.min_ns is missing"},
+        {"string count", with(doc, {"responses"}, "12"), "responses is a string; expected an unsigned integer"},
+        {"negative count", with(doc, {"bytes_sent"}, -4), "bytes_sent is a negative or fractional number"},
+        {"fractional count", with(doc, {"late"}, 1.5), "late is a negative or fractional number"},
+        {"threads zero", with(doc, {"run", "threads"}, 0), "run.threads is 0"},
+        {"threads huge", with(doc, {"run", "threads"}, 1ull << 40), "run.threads is 1099511627776"},
+        {"rate kind", with(doc, {"run", "rate"}, "fast"), "run.rate is a string; expected a number"},
+        {"rate negative", with(doc, {"run", "rate"}, -1.0), "run.rate is negative"},
+        {"bad url", with(doc, {"run", "url"}, "https://x/"), "run.url 'https://x/'"},
+        {"bad model", with(doc, {"run", "model"}, "sideways"), "run.model is 'sideways'"},
+        {"model mismatch", with(doc, {"run", "model"}, "closed"), "run.model is 'closed' but"},
+        {"stage kind", with(doc, {"run", "stages", "1", "kind"}, "vus"), "run.stages[1].kind differs"},
+        {"stage sum", with(doc, {"run", "planned_ns"}, 5), "run.planned_ns differs from the sum"},
+        {"keep_alive kind", with(doc, {"run", "keep_alive"}, 1), "run.keep_alive is a number; expected true or false"},
+        {"errors kind", with(doc, {"errors"}, boost::json::array{}), "errors is an array; expected an object"},
+        {"unknown error class", with(doc, {"errors", "gremlins"}, 1), "errors has an unknown error class"},
+        {"status key", with(doc, {"statuses", "abc"}, 1), "statuses has key 'abc'"},
+        {"status range", with(doc, {"statuses", "600"}, 1), "statuses has key '600'"},
+        {"status kind", with(doc, {"statuses", "200"}, true), "statuses.200 is a boolean"},
+        {"histogram kind", with(doc, {"latency"}, 3), "latency is a number; expected an object"},
+        {"no state", with(doc, {"service_time", "state"}, nullptr, true), "service_time.state is missing"},
+        {"counts kind", with(doc, {"latency", "state", "counts"}, "x"), "latency.state.counts is a string"},
+        {"pair shape", with(doc, {"latency", "state", "counts", "0"}, boost::json::array{1}),
+         "latency.state.counts[0] is not an [index, count] pair"},
+        {"pair index", with(doc, {"latency", "state", "counts", "0"}, boost::json::array{99999, 1}),
+         "bucket index 99999 is out of range"},
+        {"pair order", with(doc, {"latency", "state", "counts", "1"}, boost::json::array{0, 1}), "not increasing"},
+        {"sum kind", with(doc, {"latency", "state", "sum_ns"}, 12), "latency.state.sum_ns is a number"},
+        {"sum text", with(doc, {"latency", "state", "sum_ns"}, "12e3"), "is not a decimal integer"},
+        {"sum overflow", with(doc, {"latency", "state", "sum_ns"}, "340282366920938463463374607431768211456"),
+         "is not a decimal integer below 2^128"},
+        {"min inconsistent", with(doc, {"latency", "state", "min_ns"}, 10 * s), "latency.state is inconsistent"},
+        {"seconds kind", with(doc, {"seconds", "1"}, "x"), "seconds[1] is a string"},
+        {"request name", with(doc, {"requests", "0", "name"}, 3), "requests[0].name is a number"},
+        {"request histogram", with(doc, {"requests", "1", "latency", "state", "max_ns"}, "1"),
+         "requests[1].latency.state.max_ns is a string"},
+        {"second index", with(doc, {"seconds", "1", "second"}, 5), "seconds[1].second is 5; expected 1"},
+        {"second histogram", with(doc, {"seconds", "2", "latency", "state", "clamped"}, nullptr, true),
+         "seconds[2].latency.state.clamped is missing"},
+        {"threshold text", with(doc, {"thresholds", "0", "threshold"}, "p95<fast"), "thresholds[0].threshold"},
+        {"layout buckets", with(doc, {"latency", "state", "bucket_count"}, 3000),
+         "histogram layout 3000 buckets, 7 sub-bucket bits"},
+        {"layout bits", with(doc, {"seconds", "0", "latency", "state", "sub_bucket_bits"}, 6),
+         "seconds[0].latency.state: histogram layout 3393 buckets, 6 sub-bucket bits"},
+    };
+    for (const auto& c : cases) {
+        expect_refused(c.text, c.reason, c.label);
+    }
+}
+
+TEST(load_json, every_field_of_the_wrong_kind_is_refused_or_ignored_without_crashing) {
+    const std::string doc = valid_document();
+    // Derived fields are recomputed from the exact state, so a wrong kind there is ignored; any other member
+    // replaced by a value of another kind must be refused.
+    const std::vector<std::string> derived = {"requests_per_second",
+                                              "error_rate",
+                                              "measured_s",
+                                              "planned_s",
+                                              "warmup_s",
+                                              "count",
+                                              "min_us",
+                                              "mean_us",
+                                              "stdev_us",
+                                              "max_us",
+                                              "percentiles_us",
+                                              "p50_us",
+                                              "p95_us",
+                                              "p99_us",
+                                              "actual",
+                                              "pass"};
+    std::size_t refused = 0;
+    std::size_t visited = 0;
+    std::vector<std::string> path;
+    const boost::json::value original = boost::json::parse(doc);
+    std::function<void(const boost::json::value&)> walk = [&](const boost::json::value& v) {
+        if (v.is_object()) {
+            for (const auto& [key, member] : v.get_object()) {
+                path.emplace_back(key);
+                const bool is_derived = std::find(derived.begin(), derived.end(), std::string(key)) != derived.end();
+                for (const boost::json::value& other :
+                     {boost::json::value("x"), boost::json::value(boost::json::object{}), boost::json::value(true)}) {
+                    if (other.kind() == member.kind()) {
+                        continue;
+                    }
+                    std::string why;
+                    const auto l = from_json(with(doc, path, other), why);
+                    ++visited;
+                    if (!is_derived && path.back() != "percentiles_us") {
+                        EXPECT_FALSE(l.has_value()) << joined(path);
+                        EXPECT_FALSE(why.empty());
+                    }
+                    refused += l.has_value() ? 0 : 1;
+                }
+                if (path.size() < 4 && !is_derived) {
+                    walk(member);
+                }
+                path.pop_back();
+            }
+        } else if (v.is_array() && !v.get_array().empty()) {
+            path.emplace_back("0");
+            walk(v.get_array()[0]);
+            path.pop_back();
+        }
+    };
+    walk(original);
+    EXPECT_GT(visited, 100u);
+    EXPECT_GT(refused, 80u);
+}
+
+TEST(load_json, truncations_and_byte_flips_never_crash) {
+    const std::string doc = valid_document();
+    std::string why;
+    for (std::size_t cut = 0; cut < doc.size(); cut += 1 + cut / 64) {
+        EXPECT_FALSE(from_json(std::string_view(doc).substr(0, cut), why).has_value()) << cut;
+    }
+    std::mt19937_64 rng(3);
+    for (int i = 0; i < 2000; ++i) {
+        std::string broken = doc;
+        broken[rng() % broken.size()] = "0123456789-.eE\"{}[],:x "[rng() % 24];
+        (void)from_json(broken, why); // refused or read: either way no crash, no exception
+    }
+}
+
+TEST(load_json, merging_refuses_other_layouts_models_and_missing_files) {
+    plan closed = make_plan(false);
+    plan open = make_plan(true);
+    auto r = make_results();
+    auto ignored = make_results();
+    record_random(*r, *ignored, 9, 100, 2);
+    const std::string good = write_temp("good.json", to_json(closed, *r, {}));
+    const std::string open_run = write_temp("open.json", to_json(open, *r, {}));
+    const std::string other_layout =
+        write_temp("layout.json", with(to_json(closed, *r, {}), {"latency", "state", "sub_bucket_bits"}, 8));
+    std::string out = "untouched";
+    std::string report;
+    std::string why;
+    EXPECT_FALSE(merge_files({good, other_layout}, out, report, why).has_value());
+    EXPECT_EQ(why.rfind(other_layout + ": latency.state: histogram layout", 0), 0u) << why;
+    EXPECT_FALSE(merge_files({good, open_run}, out, report, why).has_value());
+    EXPECT_NE(why.find("open-model run with a closed-model run"), std::string::npos) << why;
+    r->per_request[1].name = "other";
+    const std::string other_scenario = write_temp("scenario.json", to_json(closed, *r, {}));
+    EXPECT_FALSE(merge_files({good, other_scenario}, out, report, why).has_value());
+    EXPECT_NE(why.find("scenario request 1 is 'other' here but 'detail'"), std::string::npos) << why;
+    std::filesystem::remove(other_scenario);
+    EXPECT_FALSE(merge_files({good, "/nonexistent/run.json"}, out, report, why).has_value());
+    EXPECT_EQ(why, "cannot open /nonexistent/run.json");
+    EXPECT_FALSE(merge_files({}, out, report, why).has_value());
+    EXPECT_EQ(why, "no files to merge");
+    EXPECT_EQ(out, "untouched");
+    for (const auto& path : {good, open_run, other_layout}) {
+        std::filesystem::remove(path);
+    }
+}
+
+} // namespace
+} // namespace hotpath::load
