@@ -5,6 +5,7 @@
 #include "load/plan.hpp"
 #include "load/report.hpp"
 #include "load/runner.hpp"
+#include "load/scenario.hpp"
 #include "server/server.hpp"
 
 #include <CLI/CLI.hpp>
@@ -102,6 +103,7 @@ struct load_flags {
     std::vector<std::string> thresholds;
     std::vector<unsigned> expect_status;
     std::string json;
+    std::string scenario;
     bool quiet = false;
 
     void add_to(CLI::App& cmd) {
@@ -134,71 +136,127 @@ struct load_flags {
         cmd.add_option("--expect-status", expect_status, "A status that counts as success (repeatable), e.g. 404");
         cmd.add_option("--json", json, "Also write the results as JSON (schema hotpath-load/1) to this file");
         cmd.add_flag("-q,--quiet", quiet, "No progress display");
+        cmd.add_option("--scenario", scenario,
+                       "A scenario file (TOML, docs/scenarios.md): weighted requests, checks, a CSV feed, the load; "
+                       "flags given here override it")
+            ->check(CLI::ExistingFile);
     }
 };
 
-// Builds the plan, or returns false with a one-line reason.
-bool make_plan(const load_flags& f, hotpath::load::plan& p, std::string& why) {
+// Builds the plan, or returns false with a one-line reason. With --scenario the file comes first and only
+// the flags actually given override it (docs/scenarios.md); a model flag replaces the file's whole model.
+bool make_plan(const load_flags& f, const CLI::App& cmd, hotpath::load::plan& p, std::string& why) {
     using namespace hotpath::load;
-    if (f.url.empty()) {
+    const bool scenario = !f.scenario.empty();
+    auto given = [&](const char* name) { return !scenario || cmd.count(name) > 0; };
+    if (scenario) {
+        for (const char* name : {"--method", "--header", "--body", "--body-file"}) {
+            if (cmd.count(name) > 0) {
+                why = std::string(name) + " does not apply with --scenario; set it per [[request]]";
+                return false;
+            }
+        }
+        if (!load_scenario_file(f.scenario, p, why)) {
+            return false;
+        }
+    }
+    if (f.url.empty() && !scenario) {
         why = "a URL is required (see hotpath load --help)";
         return false;
     }
-    auto to = parse_url(f.url, why);
-    if (!to) {
-        return false;
-    }
-    p.to = *to;
-    p.method = f.method;
-    if (!hotpath::http::is_token(p.method)) {
-        why = "bad method '" + f.method + "'";
-        return false;
-    }
-    for (const auto& h : f.headers) {
-        const auto colon = h.find(':');
-        if (colon == std::string::npos || colon == 0 || !hotpath::http::is_token(h.substr(0, colon)) ||
-            h.find_first_of("\r\n") != std::string::npos) {
-            why = "a header is \"Name: value\"; got '" + h + "'";
+    if (!f.url.empty()) {
+        auto to = parse_url(f.url, why);
+        if (!to) {
             return false;
         }
-        p.headers.emplace_back(h.substr(0, colon), h.substr(h.find_first_not_of(' ', colon + 1) == std::string::npos
-                                                                ? h.size()
-                                                                : h.find_first_not_of(' ', colon + 1)));
-    }
-    p.body = f.body;
-    if (!f.body_file.empty()) {
-        std::ifstream in(f.body_file, std::ios::binary);
-        if (!in) {
-            why = "cannot read --body-file " + f.body_file;
+        if (scenario && to->path_and_query != "/") {
+            why = "with --scenario, the URL sets host and port only";
             return false;
         }
-        p.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        p.to.host = to->host;
+        p.to.port = to->port;
+        if (!scenario) {
+            p.to.path_and_query = to->path_and_query;
+        }
     }
-    p.threads = f.threads;
-    p.connections = f.connections;
-    p.requests = f.requests;
-    p.keep_alive = !f.no_keepalive;
-    p.pipeline = f.pipeline;
-    p.rate = f.rate;
-    p.max_connections = f.max_connections;
-    p.expected_statuses = f.expect_status;
-    if (!f.duration.empty()) {
-        const auto d = parse_duration(f.duration);
-        if (!d || d->count() <= 0) {
-            why = "bad --duration '" + f.duration + "' (e.g. 10s, 2m)";
+    if (!scenario) {
+        p.method = f.method;
+        if (!hotpath::http::is_token(p.method)) {
+            why = "bad method '" + f.method + "'";
             return false;
         }
-        p.duration = *d;
-    } else if (f.requests > 0) {
-        p.duration = std::chrono::hours{24 * 365};
+        for (const auto& h : f.headers) {
+            const auto colon = h.find(':');
+            if (colon == std::string::npos || colon == 0 || !hotpath::http::is_token(h.substr(0, colon)) ||
+                h.find_first_of("\r\n") != std::string::npos) {
+                why = "a header is \"Name: value\"; got '" + h + "'";
+                return false;
+            }
+            const auto value = h.find_first_not_of(' ', colon + 1);
+            p.headers.emplace_back(h.substr(0, colon), value == std::string::npos ? "" : h.substr(value));
+        }
+        p.body = f.body;
+        if (!f.body_file.empty()) {
+            std::ifstream in(f.body_file, std::ios::binary);
+            if (!in) {
+                why = "cannot read --body-file " + f.body_file;
+                return false;
+            }
+            p.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
     }
-    const auto timeout = parse_duration(f.timeout);
-    if (!timeout || timeout->count() <= 0) {
-        why = "bad --timeout '" + f.timeout + "'";
-        return false;
+    if (given("--threads")) {
+        p.threads = f.threads;
     }
-    p.timeout = *timeout;
-    if (!f.warmup.empty()) {
+    if (given("--connections")) {
+        p.connections = f.connections;
+    }
+    if (given("--no-keepalive")) {
+        p.keep_alive = !f.no_keepalive;
+    }
+    if (given("--pipeline")) {
+        p.pipeline = f.pipeline;
+    }
+    if (given("--max-connections")) {
+        p.max_connections = f.max_connections;
+    }
+    if (given("--expect-status")) {
+        p.expected_statuses = f.expect_status;
+    }
+    const bool model_given =
+        cmd.count("--rate") + cmd.count("--stages") + cmd.count("--duration") + cmd.count("--requests") > 0;
+    if (!scenario || model_given) {
+        p.rate = f.rate;
+        p.requests = f.requests;
+        p.stages.clear();
+        p.duration = std::chrono::seconds{10};
+        if (!f.duration.empty()) {
+            const auto d = parse_duration(f.duration);
+            if (!d || d->count() <= 0) {
+                why = "bad --duration '" + f.duration + "' (e.g. 10s, 2m)";
+                return false;
+            }
+            p.duration = *d;
+        } else if (f.requests > 0) {
+            p.duration = std::chrono::hours{24 * 365};
+        }
+        if (!f.stages.empty()) {
+            auto st = parse_stages(f.stages, why);
+            if (!st) {
+                return false;
+            }
+            p.stages = std::move(*st);
+        }
+    }
+    if (given("--timeout")) {
+        const auto timeout = parse_duration(f.timeout);
+        if (!timeout || timeout->count() <= 0) {
+            why = "bad --timeout '" + f.timeout + "'";
+            return false;
+        }
+        p.timeout = *timeout;
+    }
+    if (given("--warmup") && !f.warmup.empty()) {
         const auto w = parse_duration(f.warmup);
         if (!w) {
             why = "bad --warmup '" + f.warmup + "'";
@@ -206,19 +264,23 @@ bool make_plan(const load_flags& f, hotpath::load::plan& p, std::string& why) {
         }
         p.warmup = *w;
     }
-    if (!f.stages.empty()) {
-        auto st = parse_stages(f.stages, why);
-        if (!st) {
-            return false;
-        }
-        p.stages = std::move(*st);
-        if (p.rate > 0 && p.stages.front().what == stage::kind::vus) {
-            why = "--rate and vus stages do not mix";
-            return false;
+    if (given("--threshold")) {
+        p.thresholds.clear();
+        for (const auto& t : f.thresholds) {
+            auto th = parse_threshold(t, why);
+            if (!th) {
+                return false;
+            }
+            p.thresholds.push_back(*th);
         }
     }
-    if (f.rate < 0) {
+    // Cross checks, whatever the source.
+    if (p.rate < 0) {
         why = "--rate must be positive";
+        return false;
+    }
+    if (p.rate > 0 && !p.stages.empty() && p.stages.front().what == stage::kind::vus) {
+        why = "--rate and vus stages do not mix";
         return false;
     }
     if (p.open_model() && p.pipeline > 1) {
@@ -229,21 +291,14 @@ bool make_plan(const load_flags& f, hotpath::load::plan& p, std::string& why) {
         why = "--warmup must be shorter than the run";
         return false;
     }
-    for (const auto& t : f.thresholds) {
-        auto th = parse_threshold(t, why);
-        if (!th) {
-            return false;
-        }
-        p.thresholds.push_back(*th);
-    }
     return true;
 }
 
-int run_load(const load_flags& flags) {
+int run_load(const load_flags& flags, const CLI::App& cmd) {
     using namespace hotpath::load;
     plan p;
     std::string why;
-    if (!make_plan(flags, p, why)) {
+    if (!make_plan(flags, cmd, p, why)) {
         fmt::print(stderr, "hotpath: {}\n", why);
         return 2;
     }
@@ -338,7 +393,7 @@ int main(int argc, char** argv) {
         return run_merge(merge_paths);
     }
     if (load->parsed()) {
-        return run_load(load_options);
+        return run_load(load_options, *load);
     }
     hotpath::app routes;
     if (platform->parsed()) {

@@ -194,6 +194,18 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         }
         fmt::print(out, "  Errors       {}\n", errors);
     }
+    if (r.per_request.size() > 1) {
+        fmt::print(out, "  By request   {:<16} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10}\n", "name", "responses",
+                   "req/s", "failures", "p50", "p95", "p99");
+        for (const auto& q : r.per_request) {
+            const double secs = static_cast<double>(r.measured.count()) / 1e9;
+            fmt::print(out, "               {:<16} {:>10} {:>10.1f} {:>9} {:>10} {:>10} {:>10}\n", q.name, q.responses,
+                       secs > 0 ? static_cast<double>(q.responses) / secs : 0.0, q.failures,
+                       format_duration_ns(static_cast<double>(q.latency.value_at_percentile(50))),
+                       format_duration_ns(static_cast<double>(q.latency.value_at_percentile(95))),
+                       format_duration_ns(static_cast<double>(q.latency.value_at_percentile(99))));
+        }
+    }
     fmt::print(out, "  Transfer     {:.2f} MB received, {:.2f} MB sent, {} connections opened\n",
                static_cast<double>(r.bytes_received) / 1e6, static_cast<double>(r.bytes_sent) / 1e6,
                r.connections_opened);

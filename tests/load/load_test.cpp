@@ -9,6 +9,8 @@
 
 #include <atomic>
 #include <charconv>
+#include <map>
+#include <mutex>
 #include <thread>
 
 namespace hotpath {
@@ -18,6 +20,8 @@ using namespace std::chrono_literals;
 
 std::atomic<int> stalls_left{0};
 std::atomic<std::uint64_t> served{0};
+std::mutex seen_mutex;
+std::map<std::string, int> seen;
 
 app make_app() {
     app a;
@@ -38,6 +42,14 @@ app make_app() {
             std::this_thread::sleep_for(1s);
         }
         res.text("ok");
+    });
+    a.get("/item/{id}", [](request& req, response& res) {
+        const std::string id(req.param("id"));
+        {
+            std::lock_guard lock(seen_mutex);
+            ++seen[id];
+        }
+        res.text("item " + id + " body " + std::string(req.query_param("q")));
     });
     a.get("/missing-sometimes", [](request&, response& res) {
         if (served.fetch_add(1) % 4 == 0) {
@@ -184,6 +196,44 @@ TEST_F(load_test, vus_stages_ramp_connections) {
     // With 10 ms per request, throughput follows the number of users: 1 to 2 users, then 8.
     EXPECT_GT(r.seconds[1].responses, 2 * r.seconds[0].responses);
     EXPECT_LE(r.connections_opened, 9u);
+}
+
+TEST_F(load_test, scenario_fills_placeholders_from_the_feed_and_checks_bodies) {
+    auto p = make_plan(srv_.port(), "/");
+    p.threads = 2;
+    p.requests = 60;
+    p.duration = 1h;
+    p.data.columns = {"id", "q"};
+    for (int i = 1; i <= 6; ++i) {
+        p.data.rows.push_back({std::to_string(i), "v" + std::to_string(i)});
+    }
+    load::request_spec good;
+    good.name = "good";
+    good.path_and_query = "/item/{{id}}?q={{q}}";
+    good.checks.push_back({load::check::kind::body_contains, {}, "body v"});
+    load::request_spec bad = good;
+    bad.name = "bad";
+    bad.checks = {{load::check::kind::body_contains, {}, "not in any body"}};
+    bad.weight = 1;
+    p.scenario = {good, bad};
+    {
+        std::lock_guard lock(seen_mutex);
+        seen.clear();
+    }
+    const auto r = run(p);
+    EXPECT_EQ(r.responses, 60u);
+    ASSERT_EQ(r.per_request.size(), 2u);
+    EXPECT_EQ(r.per_request[0].name, "good");
+    EXPECT_EQ(r.per_request[0].failures, 0u);
+    EXPECT_EQ(r.per_request[1].failures, r.per_request[1].responses);
+    EXPECT_EQ(r.errors[static_cast<std::size_t>(load::error_class::check)], r.per_request[1].responses);
+    EXPECT_GT(r.per_request[0].responses, 10u) << "weights 1:1 over 60 sends";
+    EXPECT_GT(r.per_request[1].responses, 10u);
+    std::lock_guard lock(seen_mutex);
+    EXPECT_EQ(seen.size(), 6u) << "every feed row reached the server";
+    for (const auto& [id, count] : seen) {
+        EXPECT_EQ(count, 10) << id << ": rows are dealt in turn";
+    }
 }
 
 TEST_F(load_test, thresholds_pass_and_fail) {
