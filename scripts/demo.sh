@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds hotpath, serves the platform app, shows how to call it, loads it briefly, and stops it gracefully.
+# Builds hotpath, serves the platform app, shows how to call it, loads it with hotpath load, stops it gracefully.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,9 +28,7 @@ show() {
 show curl -si "http://127.0.0.1:${PORT}/plaintext"
 show curl -si "http://127.0.0.1:${PORT}/json"
 show curl -si "http://127.0.0.1:${PORT}/nope"
-if command -v wrk >/dev/null 2>&1; then
-    show wrk -t1 -c32 -d3s "http://127.0.0.1:${PORT}/plaintext"
-fi
+show build/release/hotpath load "http://127.0.0.1:${PORT}/plaintext" -t 1 -c 32 -d 3s -q
 
 kill -TERM "$pid"
 wait "$pid"

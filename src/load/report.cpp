@@ -153,6 +153,7 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
             line += fmt::format("{} {}  ", percentile_name(pc),
                                 format_duration_ns(static_cast<double>(h.value_at_percentile(pc))));
         }
+        line.erase(line.find_last_not_of(' ') + 1);
         fmt::print(out, "  Percentiles  {}\n", line);
         // Distribution: ten bands between p0 and p99.9 on a log scale, one bar each.
         const double lo = std::max(1e3, static_cast<double>(h.min_ns()));
@@ -184,6 +185,7 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
             statuses += fmt::format("{}: {}  ", s, r.statuses[s]);
         }
     }
+    statuses.erase(statuses.find_last_not_of(' ') + 1);
     fmt::print(out, "  Statuses     {}\n", statuses.empty() ? "none" : statuses);
     if (r.error_total() != 0) {
         std::string errors;
@@ -192,6 +194,7 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                 errors += fmt::format("{} {}  ", to_string(static_cast<error_class>(e)), r.errors[e]);
             }
         }
+        errors.erase(errors.find_last_not_of(' ') + 1);
         fmt::print(out, "  Errors       {}\n", errors);
     }
     if (r.per_request.size() > 1) {
