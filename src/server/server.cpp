@@ -135,8 +135,7 @@ result<void> server::start() {
         if (wp->use_uring) {
             wp->listener->start(*wp->loop.ring(), [&s, wp](int fd) { s.on_accept_fd(*wp, fd); });
         } else {
-            wp->listener->start(
-                [&s, wp](boost::asio::ip::tcp::socket socket) { s.on_accept(*wp, std::move(socket)); });
+            wp->listener->start([&s, wp](boost::asio::ip::tcp::socket socket) { s.on_accept(*wp, std::move(socket)); });
         }
         wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
         s.threads.emplace_back([wp] { wp->loop.run(); });
