@@ -373,6 +373,16 @@ int main(int argc, char** argv) {
                                       "machines (docs/load-json.md): merged JSON to stdout, report to stderr");
     merge->add_option("files", merge_paths, "hotpath-load/1 JSON files")->required()->check(CLI::ExistingFile);
 
+    serve_flags weather_flags;
+    std::string weather_delay = "10ms";
+    auto* weather =
+        serve_cmd->add_subcommand("weather", "Case 1 downstream: GET /weatherForecast (async wait, 5 forecasts)");
+    weather_flags.options.port = 5176;
+    weather->add_option("--port,-p", weather_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+    weather->add_option("--delay", weather_delay, "Asynchronous wait per request (a cache or database call)")
+        ->capture_default_str();
+    weather_flags.add_to(*weather);
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -399,6 +409,15 @@ int main(int argc, char** argv) {
     if (platform->parsed()) {
         hotpath::apps::map_platform(routes);
         return serve("platform", routes, platform_flags);
+    }
+    if (weather->parsed()) {
+        const auto delay = hotpath::load::parse_duration(weather_delay);
+        if (!delay) {
+            fmt::print(stderr, "hotpath: bad --delay '{}' (e.g. 10ms)\n", weather_delay);
+            return 2;
+        }
+        hotpath::apps::map_weather(routes, *delay);
+        return serve("weather", routes, weather_flags);
     }
     if (avatar->parsed()) {
         hotpath::apps::map_avatar(routes, avatar_n);
