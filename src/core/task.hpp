@@ -74,6 +74,7 @@ struct promise<void> final : promise_base {
 template <typename T>
 class [[nodiscard]] task {
 public:
+    using value_type = T;
     using promise_type = detail::promise<T>;
     using handle_type = std::coroutine_handle<promise_type>;
 
