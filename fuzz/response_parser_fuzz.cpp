@@ -2,28 +2,17 @@
 // status, and any split of the input answers exactly like the whole.
 #include "http/response_parser.hpp"
 
+#include "fuzz_support.hpp"
+
 #include <cstdint>
-#include <cstdlib>
 #include <string_view>
 
 namespace {
 
 using namespace hotpath::http;
-
-void require(bool condition) {
-    if (!condition) {
-        std::abort();
-    }
-}
-
-bool same(const parse_result& a, const parse_result& b) {
-    return a.status == b.status && a.consumed == b.consumed && a.error == b.error;
-}
-
-bool within(std::string_view inner, std::string_view outer) {
-    return inner.empty() ||
-           (inner.data() >= outer.data() && inner.data() + inner.size() <= outer.data() + outer.size());
-}
+using hotpath::fuzz::require;
+using hotpath::fuzz::same;
+using hotpath::fuzz::within;
 
 const limits default_limits{};
 // Small limits so that the fuzzer reaches 431 with short inputs: a head of at most 96 bytes and 4 fields.

@@ -2,10 +2,10 @@
 #include "http/request_parser.hpp"
 
 #include "http/char_class.hpp"
+#include "http/field_values.hpp"
 
 #include <algorithm>
 #include <cstring>
-#include <limits>
 
 namespace hotpath::http {
 namespace {
@@ -14,56 +14,14 @@ namespace {
 // client bug but garbage.
 constexpr std::size_t max_leading_empty_lines = 8;
 
-// Content-Length values above this are rejected: no body that large can exist, and the bound keeps the
-// arithmetic of callers (offsets, remaining bytes) free of overflow.
-constexpr std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();
-
 using char_class::is;
 using char_class::is_ows;
 using char_class::tchar_bit;
-using char_class::trim_ows;
 using char_class::value_bit;
 using char_class::vchar_bit;
 
 constexpr parse_result fail(status s) noexcept {
     return {parse_status::error, 0, s};
-}
-
-// RFC 9110 §8.6: Content-Length = 1*DIGIT. A list ("5, 5"), a sign, spaces inside or hex are all refused.
-bool parse_content_length(std::string_view value, std::uint64_t& out) noexcept {
-    if (value.empty()) {
-        return false;
-    }
-    std::uint64_t n = 0;
-    for (const char c : value) {
-        if (c < '0' || c > '9') {
-            return false;
-        }
-        const auto digit = static_cast<std::uint64_t>(c - '0');
-        if (n > (max_content_length - digit) / 10) {
-            return false;
-        }
-        n = n * 10 + digit;
-    }
-    out = n;
-    return true;
-}
-
-// RFC 9110 §7.6.1: Connection is a comma-separated list of tokens; only "close" and "keep-alive" matter here.
-void scan_connection(std::string_view value, bool& close, bool& keep_alive) noexcept {
-    while (!value.empty()) {
-        const std::size_t comma = value.find(',');
-        const std::string_view option = trim_ows(value.substr(0, comma));
-        if (iequals(option, "close")) {
-            close = true;
-        } else if (iequals(option, "keep-alive")) {
-            keep_alive = true;
-        }
-        if (comma == std::string_view::npos) {
-            break;
-        }
-        value.remove_prefix(comma + 1);
-    }
 }
 
 // What the field loop learns about the fields that decide framing and connection reuse.

@@ -2,6 +2,7 @@
 #include "http/response_parser.hpp"
 
 #include "http/char_class.hpp"
+#include "http/field_values.hpp"
 
 #include <algorithm>
 #include <cstring>
@@ -15,10 +16,6 @@ using char_class::is_ows;
 using char_class::tchar_bit;
 using char_class::trim_ows;
 using char_class::value_bit;
-
-// Content-Length values above this are rejected: no body that large can exist, and the bound keeps the
-// arithmetic of callers (offsets, remaining bytes) free of overflow.
-constexpr std::uint64_t max_content_length = std::numeric_limits<std::int64_t>::max();
 
 // RFC 9112 §2.3, §4: every accepted status line starts with this, then '0' or '1'.
 constexpr std::string_view version_prefix = "HTTP/1.";
@@ -45,43 +42,6 @@ std::size_t version_mismatch(const char* p, std::size_t n) noexcept {
         }
     }
     return std::string_view::npos;
-}
-
-// RFC 9110 §8.6: Content-Length = 1*DIGIT. A list ("5, 5"), a sign, spaces inside or hex are all refused.
-bool parse_content_length(std::string_view value, std::uint64_t& out) noexcept {
-    if (value.empty()) {
-        return false;
-    }
-    std::uint64_t n = 0;
-    for (const char c : value) {
-        if (!is_digit(c)) {
-            return false;
-        }
-        const auto digit = static_cast<std::uint64_t>(c - '0');
-        if (n > (max_content_length - digit) / 10) {
-            return false;
-        }
-        n = n * 10 + digit;
-    }
-    out = n;
-    return true;
-}
-
-// RFC 9110 §7.6.1: Connection is a comma-separated list of tokens; only "close" and "keep-alive" matter here.
-void scan_connection(std::string_view value, bool& close, bool& keep_alive) noexcept {
-    while (!value.empty()) {
-        const std::size_t comma = value.find(',');
-        const std::string_view option = trim_ows(value.substr(0, comma));
-        if (iequals(option, "close")) {
-            close = true;
-        } else if (iequals(option, "keep-alive")) {
-            keep_alive = true;
-        }
-        if (comma == std::string_view::npos) {
-            break;
-        }
-        value.remove_prefix(comma + 1);
-    }
 }
 
 // RFC 9112 §6.1: Transfer-Encoding lists the codings in the order applied, and several fields form one list

@@ -2,10 +2,9 @@
 // byte by byte with each byte at a guard page.
 #include "http/chunked_decoder.hpp"
 
-#include <gtest/gtest.h>
+#include "support/guard_page.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <stdexcept>
@@ -16,42 +15,7 @@ namespace hotpath::http {
 namespace {
 
 using namespace std::string_view_literals;
-
-// Memory whose last writable byte is followed by a PROT_NONE page; place() copies bytes to end at that boundary.
-class guarded_buffer {
-public:
-    explicit guarded_buffer(std::size_t capacity) {
-        page_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        size_ = (capacity + page_ - 1) / page_ * page_;
-        void* p = ::mmap(nullptr, size_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) {
-            throw std::runtime_error("mmap failed");
-        }
-        base_ = static_cast<char*>(p);
-        if (::mprotect(base_ + size_, page_, PROT_NONE) != 0) {
-            throw std::runtime_error("mprotect failed");
-        }
-    }
-    guarded_buffer(const guarded_buffer&) = delete;
-    guarded_buffer& operator=(const guarded_buffer&) = delete;
-    ~guarded_buffer() { ::munmap(base_, size_ + page_); }
-
-    char* place(std::string_view bytes) {
-        if (bytes.size() > size_) {
-            throw std::length_error("input larger than the guarded buffer");
-        }
-        char* at = base_ + size_ - bytes.size();
-        if (!bytes.empty()) {
-            std::memcpy(at, bytes.data(), bytes.size());
-        }
-        return at;
-    }
-
-private:
-    std::size_t page_ = 0;
-    std::size_t size_ = 0;
-    char* base_ = nullptr;
-};
+using test::guarded_buffer;
 
 // Small limits so that boundary cases fit on one line: body 64 bytes, trailer section 32, extensions 16.
 const limits small_limits{.max_header_bytes = 32, .max_body_bytes = 64, .max_chunk_extension_bytes = 16};
@@ -213,7 +177,7 @@ class decodes : public testing::TestWithParam<chunk_case> {};
 TEST_P(decodes, whole_in_place) {
     const chunk_case& c = GetParam();
     guarded_buffer buffer(c.input.size() + 1);
-    char* data = buffer.place(c.input);
+    char* data = buffer.place_writable(c.input);
     chunked_decoder decoder(small_limits);
     const chunk_result r = decoder.decode(data, c.input.size(), data);
     EXPECT_TRUE(same(r, expected_result(c))) << "got " << describe(r) << ", want " << describe(expected_result(c));
@@ -244,7 +208,7 @@ TEST_P(decodes, split_in_place) {
     const chunk_result expected = expected_result(c);
     guarded_buffer buffer(c.input.size() + 1);
     for (std::size_t k = 0; k <= c.input.size(); ++k) {
-        char* data = buffer.place(c.input);
+        char* data = buffer.place_writable(c.input);
         chunked_decoder decoder(small_limits);
         std::size_t in = 0;
         std::size_t out = 0;
@@ -278,7 +242,7 @@ TEST_P(decodes, byte_by_byte) {
     std::size_t out = 0;
     chunk_result r;
     while (in < c.input.size()) {
-        r = decoder.decode(buffer.place(c.input.substr(in, 1)), 1, payload.data() + out);
+        r = decoder.decode(buffer.place_writable(c.input.substr(in, 1)), 1, payload.data() + out);
         in += r.consumed;
         out += r.produced;
         if (r.status != chunk_status::incomplete) {
@@ -318,7 +282,7 @@ TEST(chunked_decoder, many_chunks_default_limits) {
     encoded += "0\r\nX-Checksum: 42\r\n\r\n";
     guarded_buffer buffer(encoded.size() + 1);
     for (std::size_t k = 0; k <= encoded.size(); k += 97) {
-        char* data = buffer.place(encoded);
+        char* data = buffer.place_writable(encoded);
         chunked_decoder decoder(lim);
         chunk_result first = decoder.decode(data, k, data);
         ASSERT_EQ(first.status, chunk_status::incomplete);

@@ -2,10 +2,9 @@
 // ending at a guard page so that any read past the input crashes the test.
 #include "http/request_parser.hpp"
 
-#include <gtest/gtest.h>
+#include "support/guard_page.hpp"
 
-#include <sys/mman.h>
-#include <unistd.h>
+#include <gtest/gtest.h>
 
 #include <cstring>
 #include <optional>
@@ -17,43 +16,7 @@ namespace hotpath::http {
 namespace {
 
 using namespace std::string_view_literals;
-
-// Memory whose last readable byte is followed by a PROT_NONE page: place() copies bytes so that they end at
-// that boundary (as h2o/picohttpparser's test.c does).
-class guarded_buffer {
-public:
-    explicit guarded_buffer(std::size_t capacity) {
-        page_ = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-        size_ = (capacity + page_ - 1) / page_ * page_;
-        void* p = ::mmap(nullptr, size_ + page_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED) {
-            throw std::runtime_error("mmap failed");
-        }
-        base_ = static_cast<char*>(p);
-        if (::mprotect(base_ + size_, page_, PROT_NONE) != 0) {
-            throw std::runtime_error("mprotect failed");
-        }
-    }
-    guarded_buffer(const guarded_buffer&) = delete;
-    guarded_buffer& operator=(const guarded_buffer&) = delete;
-    ~guarded_buffer() { ::munmap(base_, size_ + page_); }
-
-    std::string_view place(std::string_view bytes) {
-        if (bytes.size() > size_) {
-            throw std::length_error("input larger than the guarded buffer");
-        }
-        char* at = base_ + size_ - bytes.size();
-        if (!bytes.empty()) {
-            std::memcpy(at, bytes.data(), bytes.size());
-        }
-        return {at, bytes.size()};
-    }
-
-private:
-    std::size_t page_ = 0;
-    std::size_t size_ = 0;
-    char* base_ = nullptr;
-};
+using test::guarded_buffer;
 
 // Only the members that are set are checked.
 struct head_expect {
