@@ -2,6 +2,10 @@
 // parsers (internal: included by .cpp files only).
 #pragma once
 
+#include "http/char_class.hpp"
+#include "http/request_head.hpp"
+
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <string_view>
@@ -22,5 +26,40 @@ bool parse_content_length(std::string_view value, std::uint64_t& out) noexcept;
 // ignored); never clears either, so several Connection fields accumulate. Other options are ignored. Does not
 // allocate.
 void scan_connection(std::string_view value, bool& close, bool& keep_alive) noexcept;
+
+// RFC 9112 §5: field-line = field-name ":" OWS field-value OWS CRLF, starting at p[i]. On success sets `out`
+// (views into p; the value without its OWS) and advances `i` past the CRLF. Returns false on a syntax error:
+// a leading SP/HTAB (obs-fold, §5.2), an empty name, whitespace before the colon, or a CTL, DEL, bare CR or
+// bare LF in the value. The caller guarantees the head's final CRLF CRLF lies ahead, so the scans stop there.
+inline bool scan_field_line(const char* p, std::size_t& i, field& out) noexcept {
+    using char_class::is;
+    using char_class::is_ows;
+    const std::size_t name_start = i;
+    while (is(p[i], char_class::tchar_bit)) {
+        ++i;
+    }
+    if (i == name_start || p[i] != ':') {
+        return false;
+    }
+    const std::size_t name_end = i++;
+    while (is_ows(p[i])) {
+        ++i;
+    }
+    const std::size_t value_start = i;
+    while (is(p[i], char_class::value_bit)) {
+        ++i;
+    }
+    if (p[i] != '\r' || p[i + 1] != '\n') {
+        return false;
+    }
+    std::size_t value_end = i;
+    while (value_end > value_start && is_ows(p[value_end - 1])) {
+        --value_end;
+    }
+    i += 2;
+    out.name = {p + name_start, name_end - name_start};
+    out.value = {p + value_start, value_end - value_start};
+    return true;
+}
 
 } // namespace hotpath::http

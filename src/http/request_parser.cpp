@@ -139,36 +139,12 @@ status parse_head(const char* p, std::size_t start, std::size_t line_end, std::s
     const std::size_t fields_end = head_end - 2; // the empty line
     std::size_t i = line_end;
     while (i < fields_end) {
-        // RFC 9112 §5: field-line = field-name ":" OWS field-value OWS. A leading SP/HTAB (obs-fold, §5.2),
-        // an empty name, whitespace before the colon and a bare CR or LF all fail the ':' test.
-        const std::size_t name_start = i;
-        while (is(p[i], tchar_bit)) {
-            ++i;
-        }
-        if (i == name_start || p[i] != ':') {
+        // Each field line holds one LF counted in field_lines_, which parse() bounded by the capacity.
+        field& f = out.fields[out.field_count];
+        if (!scan_field_line(p, i, f)) {
             return status::bad_request;
         }
-        const std::size_t name_end = i++;
-        while (is_ows(p[i])) {
-            ++i;
-        }
-        const std::size_t value_start = i;
-        while (is(p[i], value_bit)) {
-            ++i;
-        }
-        if (p[i] != '\r' || p[i + 1] != '\n') {
-            return status::bad_request; // a CTL, DEL, bare CR or bare LF in the value
-        }
-        std::size_t value_end = i;
-        while (value_end > value_start && is_ows(p[value_end - 1])) {
-            --value_end;
-        }
-        i += 2;
-
-        // Each field line holds one LF counted in field_lines_, which parse() bounded by the capacity.
-        field& f = out.fields[out.field_count++];
-        f.name = {p + name_start, name_end - name_start};
-        f.value = {p + value_start, value_end - value_start};
+        ++out.field_count;
         if (!note_field(f, out, facts)) {
             return status::bad_request;
         }

@@ -159,35 +159,11 @@ status parse_head(const char* p, std::size_t head_end, std::size_t max_count, bo
         if (out.field_count == max_count) {
             return status::request_header_fields_too_large;
         }
-        // RFC 9112 §5: field-line = field-name ":" OWS field-value OWS. A leading SP/HTAB (obs-fold, §5.2),
-        // an empty name, whitespace before the colon and a bare CR all fail the ':' test.
-        const std::size_t name_start = i;
-        while (is(p[i], tchar_bit)) {
-            ++i;
-        }
-        if (i == name_start || p[i] != ':') {
+        field& f = out.fields[out.field_count];
+        if (!scan_field_line(p, i, f)) {
             return status::bad_request;
         }
-        const std::size_t name_end = i++;
-        while (is_ows(p[i])) {
-            ++i;
-        }
-        const std::size_t value_start = i;
-        while (is(p[i], value_bit)) {
-            ++i;
-        }
-        if (p[i] != '\r' || p[i + 1] != '\n') {
-            return status::bad_request; // a CTL, DEL or bare CR in the value
-        }
-        std::size_t value_end = i;
-        while (value_end > value_start && is_ows(p[value_end - 1])) {
-            --value_end;
-        }
-        i += 2;
-
-        field& f = out.fields[out.field_count++];
-        f.name = {p + name_start, name_end - name_start};
-        f.value = {p + value_start, value_end - value_start};
+        ++out.field_count;
         if (!note_field(f, facts)) {
             return status::bad_request;
         }

@@ -57,12 +57,10 @@ void connection::send(clock::time_point scheduled, unsigned count) {
         in_flight_.push_back({scheduled, now, index});
     }
     owner_.results_.bytes_sent += bytes.size();
-    writing_ = true;
     transport_->write(bytes);
 }
 
 void connection::on_transport_written(std::error_code error) {
-    writing_ = false;
     if (error && !closing_) {
         abort(error_class::write);
     }

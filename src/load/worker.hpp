@@ -84,7 +84,6 @@ private:
     bool connecting_ = false;
     bool connected_ = false;
     bool closing_ = false;
-    bool writing_ = false;
     bool server_closes_ = false;
 };
 

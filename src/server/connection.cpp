@@ -360,7 +360,6 @@ void connection::finish_request() {
     }
     parser_.reset();
     if (!keep) {
-        close_after_write_ = true;
         phase_ = phase::closing;
         linger_ = begin_ != end_; // pipelined requests we will not answer
         return;
@@ -384,7 +383,6 @@ void connection::fail(http::status s, std::string_view detail) {
     reset_json_arena(*arena_);
     res_.problem(s, detail);
     res_.serialize(out_, owner_.loop.http_date(), http::connection_field::close, false);
-    close_after_write_ = true;
     phase_ = phase::closing;
     linger_ = true; // the rest of the request (a body, more requests) may still be on its way
     timeout_ = timeout_kind::none;

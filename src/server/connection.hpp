@@ -100,9 +100,8 @@ private:
     bool reading_paused_ = false; // backpressure: the transport was told to stop reading
     bool write_pending_ = false;
     bool closed_ = false;
-    bool close_after_write_ = false; // the last response said "Connection: close"
-    bool peer_ended_ = false;        // EOF or error from the peer: finish what is in progress, then close
-    bool linger_ = false;            // unread request bytes may follow: read and discard before closing
+    bool peer_ended_ = false; // EOF or error from the peer: finish what is in progress, then close
+    bool linger_ = false;     // unread request bytes may follow: read and discard before closing
 
     timeout_kind timeout_ = timeout_kind::headers;
     net::clock::time_point deadline_{};
