@@ -19,13 +19,7 @@ namespace {
 
 constexpr int buffer_group = 0;
 // Completions handled per wake-up before Asio's own handlers (timers, posts) get a turn.
-constexpr int max_rounds = 32;
-// Of those, rounds that may wait: keeps what Asio's timers and posts can be delayed by to 200 us.
-constexpr int max_waiting_rounds = 4;
-// Under load the next completions arrive within microseconds: waiting for them in io_uring_enter (one
-// system call, which also submits) beats going back to epoll (epoll_ctl to re-arm, then epoll_wait).
-// Bounded (max_waiting_rounds) so that Asio's timers and posted work are not held up for long.
-constexpr long linger_wait_ns = 50'000;
+constexpr int max_rounds = 8;
 
 std::error_code errno_code(int e) {
     return {e, std::system_category()};
@@ -236,7 +230,6 @@ void uring::on_ready() {
     };
     std::array<completion, 256> batch;
     s.reaping = true;
-    int waits = 0;
     for (int round = 0; round < max_rounds; ++round) {
         std::size_t n = 0;
         unsigned head = 0;
@@ -251,21 +244,11 @@ void uring::on_ready() {
         for (std::size_t i = 0; i < n; ++i) {
             batch[i].op->fn(batch[i].op, batch[i].res, batch[i].flags);
         }
+        flush();
         if (io_uring_cq_ready(&s.ring) == 0) {
-            if (++waits > max_waiting_rounds) {
-                break;
-            }
-            __kernel_timespec wait{0, linger_wait_ns};
-            io_uring_cqe* ready = nullptr;
-            if (io_uring_submit_and_wait_timeout(&s.ring, &ready, 1, &wait, nullptr) < 0 ||
-                io_uring_cq_ready(&s.ring) == 0) {
-                break;
-            }
-        } else {
-            flush();
+            break;
         }
     }
-    flush(); // a wait cut short by a signal may have left prepared operations unsubmitted
     s.reaping = false;
     do_wait();
 }
