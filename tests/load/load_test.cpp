@@ -122,14 +122,16 @@ TEST_F(load_test, open_model_hits_its_rate) {
     EXPECT_EQ(r.unsent, 0u);
 }
 
+// 100 ms, not less: the bound is relative (5 %), and the ASan build adds about a millisecond of its own per
+// request, which is not what this test measures.
 TEST_F(load_test, fixed_server_delay_shows_in_the_median) {
-    auto p = make_plan(srv_.port(), "/delay?ms=20");
+    auto p = make_plan(srv_.port(), "/delay?ms=100");
     p.connections = 10;
     p.duration = 2s;
     const auto r = run(p);
-    ASSERT_GT(r.responses, 500u);
+    ASSERT_GT(r.responses, 150u);
     const double p50 = static_cast<double>(r.latency.value_at_percentile(50));
-    EXPECT_NEAR(p50, 20e6, 20e6 * 0.05);
+    EXPECT_NEAR(p50, 100e6, 100e6 * 0.05);
 }
 
 // The coordinated-omission test: a fixed-rate run during which the server stops for 1 s. Measured from the
