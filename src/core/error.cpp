@@ -34,6 +34,26 @@ public:
             return "shutting down";
         case errc::handler_failed:
             return "handler failed";
+        case errc::refused:
+            return "connection refused";
+        case errc::reset:
+            return "connection reset by peer";
+        case errc::connect_timeout:
+            return "connect timed out";
+        case errc::malformed_response:
+            return "malformed response";
+        case errc::response_too_large:
+            return "response too large";
+        case errc::invalid_url:
+            return "invalid URL";
+        case errc::resolve_failed:
+            return "host name did not resolve";
+        case errc::cancelled:
+            return "cancelled";
+        case errc::unexpected_status:
+            return "unexpected status";
+        case errc::invalid_json:
+            return "invalid JSON";
         }
         return "unknown hotpath error";
     }

@@ -18,6 +18,17 @@ enum class errc {
     closed,         // the peer closed the connection
     shutting_down,  // the server or client is stopping
     handler_failed, // an exception escaped a handler
+    // The client's failures: each a distinct value a caller can branch on.
+    refused,            // the peer refused the connection (nothing listens)
+    reset,              // the peer reset the connection
+    connect_timeout,    // the connection was not established in time
+    malformed_response, // the response broke HTTP/1.1 (RFC 9112)
+    response_too_large, // the response body passed the client's size limit
+    invalid_url,        // not an absolute http:// URL (https is not supported)
+    resolve_failed,     // the host name did not resolve
+    cancelled,          // the caller abandoned the call (its own peer went away)
+    unexpected_status,  // a typed call got a status other than 2xx
+    invalid_json,       // a typed call's body was not the JSON it expected
 };
 
 const std::error_category& error_category() noexcept;

@@ -32,7 +32,32 @@ loop::loop(unsigned index)
 }
 
 loop::~loop() {
+    // Locals may own sockets on the ring and timers on the context: they go first, on this thread's terms.
+    loop* previous = current_loop;
+    current_loop = this;
+    locals_.clear();
+    current_loop = previous;
     ring_.reset();
+}
+
+loop_local* loop::local(const void* key) const noexcept {
+    for (const auto& [k, v] : locals_) {
+        if (k == key) {
+            return v.get();
+        }
+    }
+    return nullptr;
+}
+
+loop_local& loop::set_local(const void* key, std::unique_ptr<loop_local> state) {
+    for (auto& [k, v] : locals_) {
+        if (k == key) {
+            v = std::move(state);
+            return *v;
+        }
+    }
+    locals_.emplace_back(key, std::move(state));
+    return *locals_.back().second;
 }
 
 uring* loop::ring() {

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace boost::asio {
@@ -14,6 +15,12 @@ class io_context;
 namespace hotpath::net {
 
 class uring;
+
+// State a library keeps per loop (a client's connection pools, counters): see loop::local().
+class loop_local {
+public:
+    virtual ~loop_local() = default;
+};
 
 using clock = std::chrono::steady_clock;
 
@@ -47,6 +54,15 @@ public:
     // This loop's io_uring, opened on first use; nullptr when io_uring is unavailable here (see
     // uring::available()). Call on the loop's thread, or before it runs.
     uring* ring();
+    // From now on ring() returns nullptr: everything on this loop uses Asio's reactor (a server run with
+    // --io epoll says so for the clients its handlers use). Call before the loop runs.
+    void disable_ring() noexcept { ring_tried_ = true; }
+
+    // The state `key` keeps on this loop, or nullptr. Looked up linearly: a loop holds a handful.
+    loop_local* local(const void* key) const noexcept;
+    // Stores `state` under `key` (replacing any); it lives until the loop is destroyed, and is destroyed on
+    // the loop's thread before the loop's io_uring and io_context, so it may own sockets and timers.
+    loop_local& set_local(const void* key, std::unique_ptr<loop_local> state);
 
     // Calls `fn(now)` once a second on this loop until the loop stops. Returns an id for remove_tick.
     std::size_t add_tick(std::function<void(clock::time_point)> fn);
@@ -64,6 +80,7 @@ private:
     std::unique_ptr<ticker> ticker_;
     std::unique_ptr<uring> ring_; // declared after context_: destroyed before it
     bool ring_tried_ = false;
+    std::vector<std::pair<const void*, std::unique_ptr<loop_local>>> locals_; // destroyed first (~loop)
     std::vector<std::function<void(clock::time_point)>> ticks_;
     clock::time_point now_;
     char date_[date_length + 1] = {};

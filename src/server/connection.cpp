@@ -47,6 +47,7 @@ connection::connection(worker& owner)
       parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
     req_.head_ = &head_;
     req_.loop_ = &owner_.loop;
+    req_.aborted_ = &aborted_;
     res_.arena_ = arena_.get();
     next = owner_.first;
     if (next != nullptr) {
@@ -155,6 +156,9 @@ void connection::on_transport_end(std::error_code) {
         return;
     }
     peer_ended_ = true;
+    if (phase_ == phase::handler) {
+        aborted_.cancel(); // no one is left to read the answer: the handler's calls may stop
+    }
     // Nothing owed, or a lingering close done: close now. Otherwise finish the response in progress.
     if (phase_ == phase::closing || (phase_ != phase::handler && !write_pending_ && out_.empty())) {
         close();
@@ -310,6 +314,7 @@ void connection::do_dispatch() {
 
     const handler& h = owner_.routes.handler_at(match.handler);
     phase_ = phase::handler;
+    aborted_.reset();
     // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
     // task::error() (see finish_handler).
     std::exception_ptr error;
@@ -503,6 +508,7 @@ void connection::close() {
     timeout_ = timeout_kind::none;
     if (phase_ == phase::handler) {
         // Abandon a suspended handler: destroying its frame cancels what it awaits.
+        aborted_.cancel();
         handler_task_.reset();
     }
     transport_->close();

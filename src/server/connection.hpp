@@ -1,6 +1,7 @@
 // One client connection: read → parse → route → handler → write, then the next request, on one loop.
 #pragma once
 
+#include "core/cancel.hpp"
 #include "core/task.hpp"
 #include "http/chunked_decoder.hpp"
 #include "http/request_parser.hpp"
@@ -92,6 +93,7 @@ private:
 
     request req_;
     response res_;
+    cancel_signal aborted_; // request::aborted(): the peer went away while a handler ran
     json_arena_ptr arena_;
     task<void> handler_task_;
 

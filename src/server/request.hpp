@@ -1,6 +1,7 @@
 // The request a handler sees: method, path, fields, path and query parameters, body; views, no copies.
 #pragma once
 
+#include "core/cancel.hpp"
 #include "http/request_head.hpp"
 #include "http/router.hpp"
 
@@ -37,6 +38,10 @@ public:
     const http::request_head& head() const noexcept { return *head_; }
     // The event loop serving this request.
     net::loop& loop() const noexcept { return *loop_; }
+    // Cancelled when the client goes away (EOF or error on its connection) or the server aborts the
+    // connection while the handler runs; hand it to downstream calls (client's call_options::cancel) so they
+    // stop instead of finishing work no one will read. Like ASP.NET Core's HttpContext.RequestAborted.
+    cancel_signal& aborted() const noexcept { return *aborted_; }
 
 private:
     friend class connection;
@@ -44,6 +49,7 @@ private:
     http::route_params params_;
     std::string_view body_;
     net::loop* loop_ = nullptr;
+    cancel_signal* aborted_ = nullptr;
 };
 
 } // namespace hotpath

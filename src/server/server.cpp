@@ -115,6 +115,9 @@ result<void> server::start() {
     std::uint16_t port = s.options.port;
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
+        if (!s.use_uring) {
+            w->loop.disable_ring(); // clients used by handlers follow the server's choice
+        }
         w->use_uring = s.use_uring && w->loop.ring() != nullptr;
         if (s.options.io == io_backend::uring && !w->use_uring) {
             s.workers.clear();

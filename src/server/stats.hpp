@@ -1,20 +1,11 @@
 // Counters a server keeps per loop: written by that loop only, read by anyone (relaxed atomics, no locks).
 #pragma once
 
-#include <atomic>
+#include "core/counter.hpp"
+
 #include <cstdint>
 
 namespace hotpath {
-
-// One counter per event; a loop increments with a plain load+store (no locked instruction) since it is the
-// only writer.
-struct counter {
-    std::atomic<std::uint64_t> value{0};
-    void add(std::uint64_t n = 1) noexcept {
-        value.store(value.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-    }
-    std::uint64_t get() const noexcept { return value.load(std::memory_order_relaxed); }
-};
 
 struct loop_stats {
     counter connections_accepted;
