@@ -1,0 +1,194 @@
+// A client call: pick the loop's pool for the host, get a connection (idle, new, or after waiting), exchange,
+// retry once on a stale pooled connection, give the connection back.
+#include "client/client.hpp"
+
+#include "client/connection.hpp"
+#include "client/pool.hpp"
+#include "client/url.hpp"
+#include "core/error.hpp"
+#include "http/char_class.hpp"
+
+#include <algorithm>
+
+namespace hotpath {
+
+using namespace client_detail;
+
+namespace {
+
+bool valid_token(std::string_view s) noexcept {
+    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+        return http::char_class::is(c, http::char_class::tchar_bit);
+    });
+}
+
+// RFC 9110 §5.5: field values may not hold CR, LF or NUL (no smuggling through a header the caller passes).
+bool valid_field_value(std::string_view s) noexcept {
+    return std::all_of(s.begin(), s.end(), [](char c) { return http::char_class::is(c, http::char_class::value_bit); });
+}
+
+bool retryable(std::error_code e) noexcept {
+    return e == errc::closed || e == errc::reset;
+}
+
+} // namespace
+
+client::client(client_options options) : shared_(std::make_shared<shared_state>(std::move(options))) {}
+
+client::~client() {
+    shared_->closed.store(true, std::memory_order_relaxed);
+}
+
+std::error_code client::check_url(std::string_view url) {
+    return parse_url(url).error();
+}
+
+const client_options& client::options() const noexcept {
+    return shared_->options;
+}
+
+client_stats client::stats() const noexcept {
+    client_stats s;
+    std::lock_guard lock(shared_->mutex);
+    for (const auto& c : shared_->counters) {
+        s.requests += c.requests.get();
+        s.failures += c.failures.get();
+        s.connections_opened += c.connections_opened.get();
+        s.connect_failures += c.connect_failures.get();
+        s.reused += c.reused.get();
+        s.retries += c.retries.get();
+        s.closed_idle += c.closed_idle.get();
+        s.closed_lifetime += c.closed_lifetime.get();
+        s.closed_by_peer += c.closed_by_peer.get();
+        s.timeouts += c.timeouts.get();
+        s.cancelled += c.cancelled.get();
+        s.waited_for_connection += c.waited_for_connection.get();
+    }
+    return s;
+}
+
+task<result<client_response>> client::get(std::string url, call_options options) {
+    client_request r;
+    r.url = std::move(url);
+    co_return co_await send(std::move(r), options);
+}
+
+task<result<client_response>> client::post(std::string url, std::string body, std::string content_type,
+                                           call_options options) {
+    client_request r;
+    r.method = "POST";
+    r.url = std::move(url);
+    r.body = std::move(body);
+    r.headers.emplace_back("Content-Type", std::move(content_type));
+    co_return co_await send(std::move(r), options);
+}
+
+task<result<client_response>> client::send(client_request request, call_options options) {
+    net::loop* loop = net::loop::current();
+    if (loop == nullptr) {
+        co_return std::make_error_code(std::errc::operation_not_permitted); // not awaited on an event loop
+    }
+    auto target = parse_url(request.url);
+    if (!target) {
+        co_return target.error();
+    }
+    if (!valid_token(request.method)) {
+        co_return make_error_code(errc::bad_request);
+    }
+    for (const auto& [name, value] : request.headers) {
+        if (!valid_token(name) || !valid_field_value(value)) {
+            co_return make_error_code(errc::bad_request);
+        }
+    }
+    loop_pools& pools = loop_pools::of(shared_, *loop);
+    loop_counters& counters = pools.counters;
+    host_pool& pool = pools.pool_for(target->host, target->port, target->host_field);
+    const client_options& o = pools.options;
+
+    call_state c(pools);
+    c.pool = &pool;
+    const auto start = net::clock::now();
+    auto deadline = start + (options.timeout.count() > 0 ? options.timeout : o.request_timeout);
+    if (options.deadline != net::clock::time_point{}) {
+        deadline = std::min(deadline, options.deadline);
+    }
+    pools.track(c, deadline, make_error_code(errc::timeout));
+    if (options.cancel != nullptr) {
+        options.cancel->attach(c.slot);
+    }
+    const request_parts parts{request.method, target->target, target->host_field, &request.headers, request.body,
+                              request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
+    const auto fail = [&counters](std::error_code e) {
+        counters.failures.add();
+        return e;
+    };
+
+    for (int attempt = 0;; ++attempt) {
+        // 1. A connection: an idle one, a new one, or the next one freed when the host is at its limit.
+        client_connection* conn = nullptr;
+        bool reused = false;
+        while (conn == nullptr) {
+            if (c.stopped) {
+                co_return fail(c.stopped);
+            }
+            if ((conn = pool.take_idle(net::clock::now())) != nullptr) {
+                reused = true;
+                break;
+            }
+            if (pool.can_open()) {
+                conn = pool.open();
+                // The connect step ends at the connect timeout or the call's deadline, whichever is first.
+                const auto connect_by = net::clock::now() + o.connect_timeout;
+                if (connect_by < deadline) {
+                    pools.track(c, connect_by, make_error_code(errc::connect_timeout));
+                }
+                c.conn = conn;
+                c.current = call_state::step::connecting;
+                conn->async_connect(c);
+                co_await c.suspend();
+                if (c.error) {
+                    c.conn = nullptr;
+                    co_return fail(c.error);
+                }
+                pools.track(c, deadline, make_error_code(errc::timeout));
+                break;
+            }
+            counters.waited_for_connection.add();
+            c.current = call_state::step::queued;
+            pool.enqueue(c);
+            co_await c.suspend();
+            if (c.error) {
+                co_return fail(c.error);
+            }
+            if ((conn = std::exchange(c.conn, nullptr)) != nullptr) {
+                reused = true; // handed over by the call that released it
+            }
+        }
+        if (reused) {
+            counters.reused.add();
+        }
+
+        // 2. The exchange.
+        client_response response;
+        c.conn = conn;
+        c.got_response_bytes = false;
+        c.current = call_state::step::exchange;
+        conn->begin(c, parts, response);
+        co_await c.suspend();
+        c.conn = nullptr;
+        if (!c.error) {
+            pool.release(*conn, net::clock::now());
+            counters.requests.add();
+            co_return response;
+        }
+        // A pooled connection the peer had already closed: nothing of the response came, so the request was
+        // not processed as far as we can tell; once on a fresh connection (as .NET's SocketsHttpHandler does).
+        if (attempt == 0 && reused && !c.got_response_bytes && !c.stopped && retryable(c.error)) {
+            counters.retries.add();
+            continue;
+        }
+        co_return fail(c.error);
+    }
+}
+
+} // namespace hotpath

@@ -1,0 +1,348 @@
+// A pooled client connection: resolve, connect, then one request and one response at a time.
+#include "client/connection.hpp"
+
+#include "client/pool.hpp"
+#include "core/error.hpp"
+#include "net/asio_transport.hpp"
+#include "net/uring.hpp"
+#include "net/uring_transport.hpp"
+
+#include <boost/asio/connect.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+
+namespace hotpath::client_detail {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// Socket errors the caller branches on become the project's codes; others stay as the system reported them.
+std::error_code map_error(std::error_code e) {
+    if (e.category() == std::system_category() || e.category() == std::generic_category()) {
+        switch (e.value()) {
+        case ECONNREFUSED:
+            return make_error_code(errc::refused);
+        case ECONNRESET:
+            return make_error_code(errc::reset);
+        case EPIPE:
+            return make_error_code(errc::closed);
+        default:
+            break;
+        }
+    }
+    return e;
+}
+
+std::error_code map_asio_error(const boost::system::error_code& ec) {
+    if (ec == asio::error::connection_refused) {
+        return make_error_code(errc::refused);
+    }
+    if (ec == asio::error::connection_reset) {
+        return make_error_code(errc::reset);
+    }
+    if (ec == asio::error::host_not_found || ec == asio::error::host_not_found_try_again ||
+        ec == asio::error::no_data) {
+        return make_error_code(errc::resolve_failed);
+    }
+    return ec; // boost::system::error_code converts to std::error_code, keeping its category
+}
+
+} // namespace
+
+client_connection::client_connection(host_pool& pool, net::loop& loop)
+    : pool_(pool), loop_(loop), parser_(pool.owner().options.limits),
+      head_(std::make_unique<http::response_head>()) {}
+
+client_connection::~client_connection() = default;
+
+void client_connection::async_connect(call_state& c) {
+    call_ = &c;
+    phase_ = phase::connecting;
+    socket_.emplace(loop_.context());
+    boost::system::error_code ec;
+    const auto address = asio::ip::make_address(pool_.host(), ec);
+    if (!ec) {
+        socket_->async_connect({address, pool_.port()},
+                               [this](const boost::system::error_code& e) { on_connected(e); });
+        return;
+    }
+    // A name: Asio resolves on its own thread, so the loop never blocks in getaddrinfo.
+    resolver_.emplace(loop_.context());
+    char port[8];
+    const auto end = std::to_chars(port, port + sizeof(port), pool_.port()).ptr;
+    resolver_->async_resolve(pool_.host(), std::string_view(port, static_cast<std::size_t>(end - port)),
+                             [this](const boost::system::error_code& e, asio::ip::tcp::resolver::results_type r) {
+                                 if (e || closing_) {
+                                     on_connected(e ? e : asio::error::operation_aborted);
+                                     return;
+                                 }
+                                 asio::async_connect(*socket_, r,
+                                                     [this](const boost::system::error_code& e2,
+                                                            const asio::ip::tcp::endpoint&) { on_connected(e2); });
+                             });
+}
+
+void client_connection::on_connected(const boost::system::error_code& ec) {
+    auto& counters = pool_.owner().counters;
+    if (closing_ || ec) {
+        call_state* c = std::exchange(call_, nullptr);
+        const std::error_code error = closing_ ? make_error_code(errc::cancelled) : map_asio_error(ec);
+        if (!closing_) {
+            counters.connect_failures.add();
+        }
+        closing_ = true;
+        socket_.reset();
+        resolver_.reset();
+        host_pool& pool = pool_;
+        pool.on_gone(*this); // deletes this
+        if (c != nullptr) {
+            c->finish(error);
+        }
+        return;
+    }
+    counters.connections_opened.add();
+    boost::system::error_code ignored;
+    socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
+    if (net::uring* ring = loop_.ring()) {
+        transport_ = std::make_unique<net::uring_transport>(*ring, socket_->release(), *this);
+    } else {
+        transport_ = std::make_unique<net::asio_transport>(std::move(*socket_), *this);
+    }
+    socket_.reset();
+    resolver_.reset();
+    created_ = net::clock::now();
+    phase_ = phase::leased;
+    transport_->start_reading();
+    std::exchange(call_, nullptr)->finish({});
+}
+
+void client_connection::begin(call_state& c, const request_parts& parts, client_response& out) {
+    call_ = &c;
+    out_ = &out;
+    head_request_ = parts.method == "HEAD";
+    reusable_ = false;
+    // RFC 9112 §3: request-line, Host first (§3.2), the caller's fields, then the framing.
+    out_bytes_.clear();
+    out_bytes_.append(parts.method).append(" ").append(parts.target).append(" HTTP/1.1\r\nHost: ");
+    out_bytes_.append(parts.host_field).append("\r\n");
+    if (parts.headers != nullptr) {
+        for (const auto& [name, value] : *parts.headers) {
+            out_bytes_.append(name).append(": ").append(value).append("\r\n");
+        }
+    }
+    if (parts.send_length || !parts.body.empty()) {
+        char digits[24];
+        const auto end = std::to_chars(digits, digits + sizeof(digits), parts.body.size()).ptr;
+        out_bytes_.append("Content-Length: ").append(digits, end).append("\r\n");
+    }
+    out_bytes_.append("\r\n").append(parts.body);
+    in_.clear();
+    parser_.reset();
+    phase_ = phase::head;
+    writing_ = true;
+    transport_->write(out_bytes_);
+}
+
+void client_connection::make_idle(net::clock::time_point now) noexcept {
+    phase_ = phase::idle;
+    idle_since_ = now;
+}
+
+void client_connection::abandon() noexcept {
+    call_ = nullptr;
+    out_ = nullptr;
+    close();
+}
+
+void client_connection::close() noexcept {
+    if (closing_) {
+        return;
+    }
+    closing_ = true;
+    reusable_ = false;
+    if (transport_) {
+        transport_->close(); // on_transport_closed follows
+        return;
+    }
+    // Still resolving or connecting: their handlers follow with operation_aborted.
+    boost::system::error_code ignored;
+    if (socket_) {
+        socket_->close(ignored);
+    }
+    if (resolver_) {
+        resolver_->cancel();
+    }
+}
+
+void client_connection::on_transport_written(std::error_code error) {
+    writing_ = false;
+    if (error && call_ != nullptr && !closing_) {
+        fail(map_error(error));
+    }
+}
+
+void client_connection::on_transport_data(std::string_view bytes) {
+    if (closing_) {
+        return;
+    }
+    if (call_ == nullptr) {
+        // Idle (or between calls): the peer may not speak now (RFC 9112 §9.3: no unsolicited responses).
+        if (phase_ == phase::idle) {
+            pool_.on_idle_end(*this);
+        }
+        close();
+        return;
+    }
+    call_->got_response_bytes = true;
+    in_.append(bytes);
+    do_parse();
+}
+
+// Parses what is buffered; ends the call when its response is complete or broken.
+void client_connection::do_parse() {
+    const std::uint64_t max_bytes = pool_.owner().options.max_response_bytes;
+    for (;;) {
+        if (phase_ == phase::head) {
+            const auto r = parser_.parse(in_, *head_, head_request_);
+            if (r.status == http::parse_status::incomplete) {
+                return;
+            }
+            if (r.status == http::parse_status::error) {
+                fail(make_error_code(errc::malformed_response));
+                return;
+            }
+            parser_.reset();
+            if (head_->status < 200) {
+                in_.erase(0, r.consumed); // 1xx interim response (RFC 9110 §15.2): the final one follows
+                continue;
+            }
+            client_response& out = *out_;
+            out.status_ = head_->status;
+            out.head_.assign(in_, 0, r.consumed);
+            const auto offset = [this](std::string_view v) {
+                return client_response::span{static_cast<std::uint32_t>(v.data() - in_.data()),
+                                             static_cast<std::uint32_t>(v.size())};
+            };
+            out.reason_ = head_->reason.empty() ? client_response::span{} : offset(head_->reason);
+            out.fields_.clear();
+            for (std::size_t i = 0; i < head_->field_count; ++i) {
+                const auto& f = head_->fields[i];
+                out.fields_.emplace_back(offset(f.name), f.value.empty() ? client_response::span{} : offset(f.value));
+            }
+            out.body_.clear();
+            in_.erase(0, r.consumed);
+            reusable_ = head_->keep_alive;
+            switch (head_->framing) {
+            case http::body_framing::none:
+                complete();
+                return;
+            case http::body_framing::content_length:
+                if (head_->content_length > max_bytes) {
+                    fail(make_error_code(errc::response_too_large));
+                    return;
+                }
+                body_left_ = head_->content_length;
+                out.body_.reserve(static_cast<std::size_t>(body_left_));
+                phase_ = phase::body_length;
+                break;
+            case http::body_framing::chunked:
+                if (!chunked_) {
+                    chunked_.emplace(pool_.owner().options.limits);
+                }
+                chunked_->reset();
+                phase_ = phase::body_chunked;
+                break;
+            case http::body_framing::until_close:
+                phase_ = phase::body_close;
+                break;
+            }
+        }
+        if (phase_ == phase::body_length) {
+            const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, in_.size()));
+            out_->body_.append(in_, 0, take);
+            in_.erase(0, take);
+            body_left_ -= take;
+            if (body_left_ == 0) {
+                complete();
+            }
+            return;
+        }
+        if (phase_ == phase::body_chunked) {
+            const auto r = chunked_->decode(in_.data(), in_.size(), in_.data());
+            if (r.status == http::chunk_status::error) {
+                fail(make_error_code(errc::malformed_response));
+                return;
+            }
+            if (!keep_body({in_.data(), r.produced})) {
+                return;
+            }
+            in_.erase(0, r.consumed);
+            if (r.status == http::chunk_status::done) {
+                complete();
+            }
+            return;
+        }
+        // Close-delimited (RFC 9112 §6.3 rule 8): everything until EOF is body.
+        if (keep_body(in_)) {
+            in_.clear();
+        }
+        return;
+    }
+}
+
+bool client_connection::keep_body(std::string_view bytes) {
+    if (out_->body_.size() + bytes.size() > pool_.owner().options.max_response_bytes) {
+        fail(make_error_code(errc::response_too_large));
+        return false;
+    }
+    out_->body_.append(bytes);
+    return true;
+}
+
+void client_connection::complete() {
+    phase_ = phase::leased;
+    // Bytes after the response, or a request still being written, leave the connection in an unknown state.
+    if (!in_.empty() || writing_) {
+        reusable_ = false;
+    }
+    out_ = nullptr;
+    std::exchange(call_, nullptr)->finish({});
+}
+
+void client_connection::fail(std::error_code e) {
+    call_state* c = std::exchange(call_, nullptr);
+    out_ = nullptr;
+    close();
+    if (c != nullptr) {
+        c->finish(e);
+    }
+}
+
+void client_connection::on_transport_end(std::error_code error) {
+    if (closing_) {
+        return;
+    }
+    if (call_ == nullptr) {
+        if (phase_ == phase::idle) {
+            pool_.owner().counters.closed_by_peer.add();
+            pool_.on_idle_end(*this);
+        }
+        close();
+        return;
+    }
+    if (phase_ == phase::body_close && !error) {
+        reusable_ = false;
+        complete();
+        return;
+    }
+    fail(error ? map_error(error) : make_error_code(errc::closed));
+}
+
+void client_connection::on_transport_closed() {
+    pool_.on_gone(*this); // deletes this
+}
+
+} // namespace hotpath::client_detail
