@@ -1,9 +1,12 @@
 // The demo services, each a few routes on the public API (see ../shared/CASES.md in the project's docs).
 #pragma once
 
+#include "client/client.hpp"
 #include "server/app.hpp"
 
 #include <chrono>
+#include <string>
+#include <string_view>
 
 namespace hotpath::apps {
 
@@ -12,6 +15,23 @@ void map_platform(app& routes);
 // Case 1, the downstream: GET /weatherForecast waits `delay` asynchronously, then answers a JSON array of
 // 5 forecasts {date, temperatureC, temperatureF, summary} (dates from tomorrow, ISO-8601).
 void map_weather(app& routes, std::chrono::nanoseconds delay);
+// Case 1, the upstream: how GET / runs its downstream calls.
+enum class fan_out { sequential, all, bounded };
+bool parse_fan_out(std::string_view text, fan_out& out);
+
+struct aggregator_options {
+    std::string upstream = "http://127.0.0.1:5176"; // the weather service
+    unsigned calls = 100;
+    fan_out strategy = fan_out::sequential;
+    unsigned limit = 10;                                       // bounded: calls in flight at most
+    std::chrono::nanoseconds timeout = std::chrono::seconds{10}; // per downstream call: past it, 504
+    client_options client;                                     // the shared client's pool settings
+};
+// GET / [?strategy=sequential|all|bounded&limit=K&calls=N]: `calls` GETs of {upstream}/weatherForecast
+// through one pooled client, then one result (an array of 5 forecasts) at random. A downstream that refuses,
+// fails or answers badly → 502, too slow → 504, each a problem+json naming the call.
+void map_aggregator(app& routes, aggregator_options options);
+
 // Case 5: GET / redirects (302) to https://avatar.spacefox.fr/Renard-{k}.png with k uniform in 0..n.
 void map_avatar(app& routes, unsigned n);
 

@@ -291,6 +291,11 @@ bool make_plan(const load_flags& f, const CLI::App& cmd, hotpath::load::plan& p,
         why = "--warmup must be shorter than the run";
         return false;
     }
+    // A fixed number of virtual users: a thread without one would never send its share of -n (like wrk, which
+    // needs connections >= threads; here the threads shrink instead).
+    if (!p.open_model() && p.stages.empty()) {
+        p.threads = std::min(p.threads, std::max(1u, p.connections));
+    }
     return true;
 }
 
@@ -383,6 +388,37 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     weather_flags.add_to(*weather);
 
+    serve_flags aggregator_flags;
+    hotpath::apps::aggregator_options aggregator_options;
+    std::string aggregator_strategy = "sequential";
+    std::string aggregator_timeout = "10s";
+    std::string aggregator_lifetime = "5m";
+    auto* aggregator = serve_cmd->add_subcommand(
+        "aggregator", "Case 1 upstream: GET / calls the weather service N times (?strategy=&limit=&calls=)");
+    aggregator_flags.options.port = 5060;
+    aggregator->add_option("--port,-p", aggregator_flags.options.port, "Port; 0 picks a free one")
+        ->capture_default_str();
+    aggregator->add_option("--upstream", aggregator_options.upstream, "The weather service's base URL")
+        ->capture_default_str();
+    aggregator->add_option("--calls", aggregator_options.calls, "Downstream calls per request")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100000u));
+    aggregator->add_option("--strategy", aggregator_strategy, "sequential | all | bounded (a request's ?strategy= wins)")
+        ->capture_default_str();
+    aggregator->add_option("--limit", aggregator_options.limit, "bounded: calls in flight at most")
+        ->capture_default_str()
+        ->check(CLI::Range(1u, 100000u));
+    aggregator->add_option("--timeout", aggregator_timeout, "Per downstream call; past it the answer is 504")
+        ->capture_default_str();
+    aggregator->add_option("--upstream-connections", aggregator_options.client.max_connections_per_host,
+                           "Pooled connections to the upstream per loop")
+        ->capture_default_str()
+        ->check(CLI::Range(std::size_t{1}, std::size_t{65535}));
+    aggregator->add_option("--connection-lifetime", aggregator_lifetime,
+                           "Pooled connections are retired after this (PooledConnectionLifetime)")
+        ->capture_default_str();
+    aggregator_flags.add_to(*aggregator);
+
     try {
         cli.parse(argc, argv);
     } catch (const CLI::CallForHelp&) {
@@ -418,6 +454,34 @@ int main(int argc, char** argv) {
         }
         hotpath::apps::map_weather(routes, *delay);
         return serve("weather", routes, weather_flags);
+    }
+    if (aggregator->parsed()) {
+        const auto timeout = hotpath::load::parse_duration(aggregator_timeout);
+        const auto lifetime = hotpath::load::parse_duration(aggregator_lifetime);
+        if (!hotpath::apps::parse_fan_out(aggregator_strategy, aggregator_options.strategy)) {
+            fmt::print(stderr, "hotpath: bad --strategy '{}' (sequential, all or bounded)\n", aggregator_strategy);
+            return 2;
+        }
+        if (!timeout || timeout->count() <= 0) {
+            fmt::print(stderr, "hotpath: bad --timeout '{}' (e.g. 10s)\n", aggregator_timeout);
+            return 2;
+        }
+        if (!lifetime) {
+            fmt::print(stderr, "hotpath: bad --connection-lifetime '{}' (e.g. 5m)\n", aggregator_lifetime);
+            return 2;
+        }
+        if (hotpath::client::check_url(aggregator_options.upstream)) {
+            fmt::print(stderr, "hotpath: bad --upstream '{}' (e.g. http://127.0.0.1:5176)\n",
+                       aggregator_options.upstream);
+            return 2;
+        }
+        while (!aggregator_options.upstream.empty() && aggregator_options.upstream.back() == '/') {
+            aggregator_options.upstream.pop_back();
+        }
+        aggregator_options.timeout = *timeout;
+        aggregator_options.client.connection_lifetime = *lifetime;
+        hotpath::apps::map_aggregator(routes, aggregator_options);
+        return serve("aggregator", routes, aggregator_flags);
     }
     if (avatar->parsed()) {
         hotpath::apps::map_avatar(routes, avatar_n);

@@ -165,6 +165,11 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
              {"serve", "nosuchapp"},
              {"frobnicate"},
              {"serve", "platform", "--headers-timeout", "0"},
+             {"serve", "aggregator", "--strategy", "parallel"},
+             {"serve", "aggregator", "--upstream", "https://127.0.0.1:5176"},
+             {"serve", "aggregator", "--timeout", "soon"},
+             {"serve", "aggregator", "--calls", "0"},
+             {"serve", "weather", "--delay", "x"},
          }) {
         child c(args);
         const std::string out = c.rest();
@@ -215,6 +220,43 @@ TEST(cli_test, load_reports_and_gates_on_thresholds) {
         EXPECT_NE(out.find("hotpath load: "), std::string::npos) << out;
         EXPECT_NE(out.find("req/s"), std::string::npos) << out;
     }
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait_exit(), 0);
+}
+
+TEST(cli_test, serve_weather_and_aggregator_as_case_1_describes) {
+    child weather({"serve", "weather", "--port", "0", "--delay", "5ms", "--threads", "1"});
+    const auto weather_port = port_from(weather.line());
+    ASSERT_NE(weather_port, 0);
+    child aggregator({"serve", "aggregator", "--port", "0", "--threads", "1", "--calls", "20", "--strategy", "bounded",
+                      "--upstream", "http://127.0.0.1:" + std::to_string(weather_port) + "/"});
+    const auto port = port_from(aggregator.line());
+    ASSERT_NE(port, 0);
+    const std::string base = "http://127.0.0.1:" + std::to_string(port) + "/";
+    for (const char* query : {"", "?strategy=sequential", "?strategy=all", "?strategy=bounded&limit=4"}) {
+        const std::string out = run_curl("-w ' %{http_code}' '" + base + query + "'");
+        EXPECT_EQ(out.substr(0, 10), R"([{"date":")") << query << ": " << out;
+        EXPECT_EQ(out.substr(out.size() - 4), " 200") << query << ": " << out;
+    }
+    weather.signal(SIGTERM);
+    EXPECT_EQ(weather.wait_exit(), 0);
+    // The downstream is gone: a 502 problem naming the call, not a hang.
+    const std::string out = run_curl("-w ' %{http_code}' " + base);
+    EXPECT_NE(out.find("\"status\":502"), std::string::npos) << out;
+    EXPECT_NE(out.find("/weatherForecast (call 1 of 20, bounded): connection refused"), std::string::npos) << out;
+    aggregator.signal(SIGINT);
+    EXPECT_EQ(aggregator.wait_exit(), 0);
+}
+
+TEST(cli_test, load_with_fewer_connections_than_threads_sends_every_request) {
+    child server({"serve", "platform", "--port", "0", "--threads", "1"});
+    const auto port = port_from(server.line());
+    ASSERT_NE(port, 0);
+    child load({"load", "http://127.0.0.1:" + std::to_string(port) + "/plaintext", "-n", "50", "-c", "1", "-t", "2",
+                "-q"});
+    const std::string out = load.rest();
+    EXPECT_EQ(load.wait_exit(), 0) << out;
+    EXPECT_NE(out.find("200: 50"), std::string::npos) << out;
     server.signal(SIGTERM);
     EXPECT_EQ(server.wait_exit(), 0);
 }
