@@ -186,8 +186,16 @@ void loop_pools::drain_stops() noexcept {
 
 void loop_pools::on_tick(net::clock::time_point now) {
     const bool gone = shared->closed.load(std::memory_order_relaxed);
+    bool empty = true;
     for (auto& p : hosts_) {
         p->on_tick(now, gone);
+        empty = empty && p->empty();
+    }
+    // The client is gone and its last connection closed: free this loop's share (a service that makes a
+    // client per request, case 1's first mistake, must not grow a loop without bound).
+    if (gone && empty && !erase_posted_) {
+        erase_posted_ = true;
+        boost::asio::post(loop.context(), [l = &loop, key = shared.get()] { l->erase_local(key); });
     }
 }
 

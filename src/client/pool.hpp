@@ -129,6 +129,7 @@ private:
     call_state* stop_head_ = nullptr;
     call_state* stop_tail_ = nullptr;
     bool drain_posted_ = false;
+    bool erase_posted_ = false;
     std::size_t tick_id_ = 0;
 };
 
@@ -147,6 +148,8 @@ public:
     // The most recently used idle connection that may still be used, or nullptr.
     client_connection* take_idle(net::clock::time_point now);
     bool can_open() const noexcept { return total_ < owner_.options.max_connections_per_host; }
+    // No connection open or opening.
+    bool empty() const noexcept { return total_ == 0; }
     // A new connection, counted; the caller starts its connect.
     client_connection* open();
     // After a complete exchange: hands the connection to the oldest waiting call, keeps it idle, or closes it

@@ -49,6 +49,16 @@ loop_local* loop::local(const void* key) const noexcept {
     return nullptr;
 }
 
+void loop::erase_local(const void* key) {
+    for (auto it = locals_.begin(); it != locals_.end(); ++it) {
+        if (it->first == key) {
+            auto doomed = std::move(it->second); // destroyed after the vector no longer lists it
+            locals_.erase(it);
+            return;
+        }
+    }
+}
+
 loop_local& loop::set_local(const void* key, std::unique_ptr<loop_local> state) {
     for (auto& [k, v] : locals_) {
         if (k == key) {

@@ -63,6 +63,8 @@ public:
     // Stores `state` under `key` (replacing any); it lives until the loop is destroyed, and is destroyed on
     // the loop's thread before the loop's io_uring and io_context, so it may own sockets and timers.
     loop_local& set_local(const void* key, std::unique_ptr<loop_local> state);
+    // Destroys the state under `key`, if any. Not from inside that state's own code (post it instead).
+    void erase_local(const void* key);
 
     // Calls `fn(now)` once a second on this loop until the loop stops. Returns an id for remove_tick.
     std::size_t add_tick(std::function<void(clock::time_point)> fn);

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <functional>
 #include <charconv>
 #include <map>
 #include <string>
@@ -27,6 +28,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::run_on_loop;
 using response_result = result<client_response>;
+using test_server_stats_fn = std::function<server_stats()>;
 
 int param_int(request& req, std::string_view name, int fallback) {
     const auto text = req.query_param(name);
@@ -196,6 +198,21 @@ TEST_F(client_test, idle_connections_close_after_the_idle_timeout) {
     ASSERT_TRUE(ok && *ok);
     EXPECT_EQ(c.stats().closed_idle, 1u);
     EXPECT_TRUE(eventually([&] { return server().connections_closed == 1; }));
+}
+
+TEST_F(client_test, a_destroyed_clients_idle_connections_close_within_a_tick) {
+    auto closed = run_on_loop([](std::string url, test_server_stats_fn stats) -> task<std::uint64_t> {
+        auto c = std::make_unique<client>();
+        auto a = co_await c->get(url);
+        if (!a) {
+            co_return 99;
+        }
+        c.reset(); // idle pooled connection left behind
+        co_await net::sleep_for(1500ms);
+        co_return stats().connections_closed;
+    }(down.url("/hello"), [this] { return server(); }));
+    ASSERT_TRUE(closed);
+    EXPECT_EQ(*closed, 1u);
 }
 
 TEST_F(client_test, a_pooled_connection_the_server_closed_is_replaced_without_error) {
