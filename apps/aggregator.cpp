@@ -108,8 +108,8 @@ void map_aggregator(app& routes, aggregator_options options) {
                 const std::error_code e = results[i].error();
                 const bool slow = e == errc::timeout || e == errc::connect_timeout;
                 res.problem(slow ? http::status::gateway_timeout : http::status::bad_gateway,
-                            fmt::format("GET {} (call {} of {}, {}): {}", s->url, i + 1, calls,
-                                        strategy_name(strategy), e.message()));
+                            fmt::format("GET {} (call {} of {}, {}): {}", s->url, i + 1, calls, strategy_name(strategy),
+                                        e.message()));
                 co_return;
             }
         }

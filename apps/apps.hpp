@@ -23,9 +23,9 @@ struct aggregator_options {
     std::string upstream = "http://127.0.0.1:5176"; // the weather service
     unsigned calls = 100;
     fan_out strategy = fan_out::sequential;
-    unsigned limit = 10;                                       // bounded: calls in flight at most
+    unsigned limit = 10;                                         // bounded: calls in flight at most
     std::chrono::nanoseconds timeout = std::chrono::seconds{10}; // per downstream call: past it, 504
-    client_options client;                                     // the shared client's pool settings
+    client_options client;                                       // the shared client's pool settings
 };
 // GET / [?strategy=sequential|all|bounded&limit=K&calls=N]: `calls` GETs of {upstream}/weatherForecast
 // through one pooled client, then one result (an array of 5 forecasts) at random. A downstream that refuses,

@@ -28,7 +28,7 @@ bool get_string(const boost::json::object& o, std::string_view key, std::string&
 } // namespace
 
 boost::json::result_for<forecast, boost::json::value>::type tag_invoke(boost::json::try_value_to_tag<forecast>,
-                                                                      const boost::json::value& v) {
+                                                                       const boost::json::value& v) {
     const auto* o = v.if_object();
     forecast f;
     if (o == nullptr || !get_string(*o, "date", f.date) || !get_int(*o, "temperatureC", f.temperature_c) ||

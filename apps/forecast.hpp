@@ -17,7 +17,7 @@ struct forecast {
 
 // {"date","temperatureC","temperatureF","summary"}: all four required, numbers integral.
 boost::json::result_for<forecast, boost::json::value>::type tag_invoke(boost::json::try_value_to_tag<forecast>,
-                                                                      const boost::json::value& v);
+                                                                       const boost::json::value& v);
 void tag_invoke(boost::json::value_from_tag, boost::json::value& v, const forecast& f);
 
 } // namespace hotpath::apps

@@ -403,19 +403,22 @@ int main(int argc, char** argv) {
     aggregator->add_option("--calls", aggregator_options.calls, "Downstream calls per request")
         ->capture_default_str()
         ->check(CLI::Range(1u, 100000u));
-    aggregator->add_option("--strategy", aggregator_strategy, "sequential | all | bounded (a request's ?strategy= wins)")
+    aggregator
+        ->add_option("--strategy", aggregator_strategy, "sequential | all | bounded (a request's ?strategy= wins)")
         ->capture_default_str();
     aggregator->add_option("--limit", aggregator_options.limit, "bounded: calls in flight at most")
         ->capture_default_str()
         ->check(CLI::Range(1u, 100000u));
     aggregator->add_option("--timeout", aggregator_timeout, "Per downstream call; past it the answer is 504")
         ->capture_default_str();
-    aggregator->add_option("--upstream-connections", aggregator_options.client.max_connections_per_host,
-                           "Pooled connections to the upstream per loop")
+    aggregator
+        ->add_option("--upstream-connections", aggregator_options.client.max_connections_per_host,
+                     "Pooled connections to the upstream per loop")
         ->capture_default_str()
         ->check(CLI::Range(std::size_t{1}, std::size_t{65535}));
-    aggregator->add_option("--connection-lifetime", aggregator_lifetime,
-                           "Pooled connections are retired after this (PooledConnectionLifetime)")
+    aggregator
+        ->add_option("--connection-lifetime", aggregator_lifetime,
+                     "Pooled connections are retired after this (PooledConnectionLifetime)")
         ->capture_default_str();
     aggregator_flags.add_to(*aggregator);
 

@@ -17,9 +17,8 @@ using namespace client_detail;
 namespace {
 
 bool valid_token(std::string_view s) noexcept {
-    return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
-        return http::char_class::is(c, http::char_class::tchar_bit);
-    });
+    return !s.empty() &&
+           std::all_of(s.begin(), s.end(), [](char c) { return http::char_class::is(c, http::char_class::tchar_bit); });
 }
 
 // RFC 9110 §5.5: field values may not hold CR, LF or NUL (no smuggling through a header the caller passes).
@@ -116,8 +115,10 @@ task<result<client_response>> client::send(client_request request, call_options 
     if (options.cancel != nullptr) {
         options.cancel->attach(c.slot);
     }
-    const request_parts parts{request.method, target->target, target->host_field, &request.headers, request.body,
-                              request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
+    const request_parts parts{
+        request.method,     target->target,
+        target->host_field, &request.headers,
+        request.body,       request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
     const auto fail = [&counters](std::error_code e) {
         counters.failures.add();
         return e;

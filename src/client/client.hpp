@@ -25,9 +25,9 @@ struct shared_state;
 struct client_options {
     // Connections per (host, port) per event loop, open or opening; calls beyond wait for one (FIFO).
     std::size_t max_connections_per_host = 1024;
-    std::chrono::nanoseconds connect_timeout = std::chrono::seconds{15}; // ConnectTimeout: infinite in .NET
+    std::chrono::nanoseconds connect_timeout = std::chrono::seconds{15};  // ConnectTimeout: infinite in .NET
     std::chrono::nanoseconds request_timeout = std::chrono::seconds{100}; // HttpClient.Timeout
-    std::chrono::nanoseconds idle_timeout = std::chrono::minutes{1};     // PooledConnectionIdleTimeout
+    std::chrono::nanoseconds idle_timeout = std::chrono::minutes{1};      // PooledConnectionIdleTimeout
     // PooledConnectionLifetime: a connection older than this is closed instead of reused (lets DNS changes
     // take effect). Zero: no limit (.NET's default); case 1 of CASES.md sets 5 minutes.
     std::chrono::nanoseconds connection_lifetime = std::chrono::nanoseconds::zero();
@@ -56,17 +56,17 @@ struct client_request {
 
 // Counters summed over every loop the client ran on (read from any thread; approximate while calls run).
 struct client_stats {
-    std::uint64_t requests = 0;             // calls that got a response
-    std::uint64_t failures = 0;             // calls that ended in an error
-    std::uint64_t connections_opened = 0;   // connects that succeeded
-    std::uint64_t connect_failures = 0;     // connects that failed (refused, timed out, unresolved)
-    std::uint64_t reused = 0;               // requests sent on a pooled connection
-    std::uint64_t retries = 0;              // requests retried after a stale pooled connection failed
-    std::uint64_t closed_idle = 0;          // pooled connections closed by the idle timeout
-    std::uint64_t closed_lifetime = 0;      // connections retired by connection_lifetime
-    std::uint64_t closed_by_peer = 0;       // pooled connections the peer closed while idle
-    std::uint64_t timeouts = 0;             // calls ended by a timeout (connect or request)
-    std::uint64_t cancelled = 0;            // calls ended by their cancel signal
+    std::uint64_t requests = 0;              // calls that got a response
+    std::uint64_t failures = 0;              // calls that ended in an error
+    std::uint64_t connections_opened = 0;    // connects that succeeded
+    std::uint64_t connect_failures = 0;      // connects that failed (refused, timed out, unresolved)
+    std::uint64_t reused = 0;                // requests sent on a pooled connection
+    std::uint64_t retries = 0;               // requests retried after a stale pooled connection failed
+    std::uint64_t closed_idle = 0;           // pooled connections closed by the idle timeout
+    std::uint64_t closed_lifetime = 0;       // connections retired by connection_lifetime
+    std::uint64_t closed_by_peer = 0;        // pooled connections the peer closed while idle
+    std::uint64_t timeouts = 0;              // calls ended by a timeout (connect or request)
+    std::uint64_t cancelled = 0;             // calls ended by their cancel signal
     std::uint64_t waited_for_connection = 0; // calls that queued because the host was at its connection limit
 };
 

@@ -53,8 +53,7 @@ std::error_code map_asio_error(const boost::system::error_code& ec) {
 } // namespace
 
 client_connection::client_connection(host_pool& pool, net::loop& loop)
-    : pool_(pool), loop_(loop), parser_(pool.owner().options.limits),
-      head_(std::make_unique<http::response_head>()) {}
+    : pool_(pool), loop_(loop), parser_(pool.owner().options.limits), head_(std::make_unique<http::response_head>()) {}
 
 client_connection::~client_connection() = default;
 

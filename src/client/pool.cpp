@@ -42,8 +42,7 @@ void call_state::finish(std::error_code e) noexcept {
 // ---- loop_pools ----
 
 loop_pools::loop_pools(std::shared_ptr<shared_state> s, net::loop& l)
-    : shared(std::move(s)), options(shared->options), loop(l),
-      counters([this]() -> loop_counters& {
+    : shared(std::move(s)), options(shared->options), loop(l), counters([this]() -> loop_counters& {
           std::lock_guard lock(shared->mutex);
           return shared->counters.emplace_back();
       }()),

@@ -9,8 +9,7 @@ namespace hotpath::client_detail {
 
 result<url> parse_url(std::string_view text) {
     constexpr std::string_view scheme = "http://";
-    if (text.size() < scheme.size() ||
-        !std::equal(scheme.begin(), scheme.end(), text.begin(), [](char a, char b) {
+    if (text.size() < scheme.size() || !std::equal(scheme.begin(), scheme.end(), text.begin(), [](char a, char b) {
             return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
         })) {
         return make_error_code(errc::invalid_url);
@@ -91,8 +90,8 @@ result<url> parse_url(std::string_view text) {
     for (const char c : host) {
         out.host.push_back(c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c);
     }
-    out.host_field = authority.back() == ':' ? std::string(authority.substr(0, authority.size() - 1))
-                                             : std::string(authority);
+    out.host_field =
+        authority.back() == ':' ? std::string(authority.substr(0, authority.size() - 1)) : std::string(authority);
     if (rest.empty() || rest.front() == '?') {
         out.target = "/";
     }

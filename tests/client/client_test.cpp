@@ -17,8 +17,8 @@
 #include <unistd.h>
 
 #include <atomic>
-#include <functional>
 #include <charconv>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -69,15 +69,16 @@ struct downstream {
         routes.get("/big", [](request& req, response& res) {
             res.text(std::string(static_cast<std::size_t>(param_int(req, "n", 5000)), 'x'));
         });
-        routes.get("/json", [](request&, response& res) {
-            res.body(R"({"message":"Hello, World!"})", "application/json");
-        });
+        routes.get("/json",
+                   [](request&, response& res) { res.body(R"({"message":"Hello, World!"})", "application/json"); });
         routes.post("/echo-body", [](request& req, response& res) {
             res.text(std::string(req.body()) + "|" + std::string(req.header("content-type")) + "|" +
                      std::string(req.header("x-test")));
         });
     }
-    std::string url(std::string_view path) const { return "http://127.0.0.1:" + std::to_string(srv->port()) + std::string(path); }
+    std::string url(std::string_view path) const {
+        return "http://127.0.0.1:" + std::to_string(srv->port()) + std::string(path);
+    }
 
     app routes;
     std::atomic<int> in_flight{0};
@@ -177,7 +178,7 @@ TEST_F(client_test, a_connection_past_its_lifetime_is_retired_not_reused) {
         auto b = co_await cl.get(url); // young: reused
         co_await net::sleep_for(300ms);
         auto d = co_await cl.get(url); // old: a new one
-        co_return a && b && d && d->body() == "hello";
+        co_return a&& b&& d && d->body() == "hello";
     }(c, down.url("/hello")));
     ASSERT_TRUE(ok && *ok);
     EXPECT_EQ(c.stats().connections_opened, 2u);
@@ -224,7 +225,7 @@ TEST_F(client_test, a_pooled_connection_the_server_closed_is_replaced_without_er
         auto a = co_await cl.get(url);
         co_await net::sleep_for(2500ms); // the server closes the idle connection meanwhile
         auto b = co_await cl.get(url);
-        co_return a && b ? b->body() : std::string("failed");
+        co_return a&& b ? b->body() : std::string("failed");
     }(c, down.url("/hello")));
     ASSERT_TRUE(ok);
     EXPECT_EQ(*ok, "hello");
@@ -255,7 +256,7 @@ TEST_F(client_test, a_request_that_meets_a_stale_connection_is_retried_once_on_a
     auto ok = run_on_loop([](client& cl, std::string u) -> task<std::string> {
         auto a = co_await cl.get(u);
         auto b = co_await cl.get(u);
-        co_return a && b ? a->body() + b->body() : (a ? b.error() : a.error()).message();
+        co_return a&& b ? a->body() + b->body() : (a ? b.error() : a.error()).message();
     }(c, url));
     ASSERT_TRUE(ok);
     EXPECT_EQ(*ok, "okok");
@@ -469,26 +470,26 @@ TEST_F(client_test, cancelling_stops_calls_and_their_connections_are_not_pooled)
     client c;
     cancel_signal signal;
     const auto start = std::chrono::steady_clock::now();
-    auto outcome = run_on_loop([](client& cl, std::string slow, std::string hello,
-                                  cancel_signal& sig) -> task<std::vector<std::string>> {
-        std::vector<task<response_result>> calls;
-        for (int i = 0; i < 4; ++i) {
-            calls.push_back(cl.get(slow, {0ns, {}, &sig}));
-        }
-        calls.push_back([](cancel_signal& s) -> task<response_result> {
-            co_await net::sleep_for(100ms);
-            s.cancel();
-            co_return make_error_code(errc::cancelled);
-        }(sig));
-        auto r = co_await when_all(std::move(calls));
-        std::vector<std::string> out;
-        for (auto& x : r) {
-            out.push_back(x ? x->body() : x.error().message());
-        }
-        auto after = co_await cl.get(hello); // the pool holds none of the cancelled connections
-        out.push_back(after ? after->body() : after.error().message());
-        co_return out;
-    }(c, down.url("/abortable?ms=5000"), down.url("/hello"), signal));
+    auto outcome = run_on_loop(
+        [](client& cl, std::string slow, std::string hello, cancel_signal& sig) -> task<std::vector<std::string>> {
+            std::vector<task<response_result>> calls;
+            for (int i = 0; i < 4; ++i) {
+                calls.push_back(cl.get(slow, {0ns, {}, &sig}));
+            }
+            calls.push_back([](cancel_signal& s) -> task<response_result> {
+                co_await net::sleep_for(100ms);
+                s.cancel();
+                co_return make_error_code(errc::cancelled);
+            }(sig));
+            auto r = co_await when_all(std::move(calls));
+            std::vector<std::string> out;
+            for (auto& x : r) {
+                out.push_back(x ? x->body() : x.error().message());
+            }
+            auto after = co_await cl.get(hello); // the pool holds none of the cancelled connections
+            out.push_back(after ? after->body() : after.error().message());
+            co_return out;
+        }(c, down.url("/abortable?ms=5000"), down.url("/hello"), signal));
     const auto took = std::chrono::steady_clock::now() - start;
     ASSERT_TRUE(outcome);
     for (int i = 0; i < 5; ++i) {
@@ -571,7 +572,7 @@ TEST_F(client_test, post_sends_body_headers_and_length) {
         r.headers = {{"Content-Type", "text/plain"}, {"X-Test", "1"}};
         auto a = co_await cl.send(r);
         auto b = co_await cl.post(u, "", "application/json"); // empty body: Content-Length: 0
-        co_return a && b ? a->body() + "/" + b->body() : std::string("failed");
+        co_return a&& b ? a->body() + "/" + b->body() : std::string("failed");
     }(c, down.url("/echo-body")));
     ASSERT_TRUE(body);
     EXPECT_EQ(*body, "payload|text/plain|1/|application/json|");

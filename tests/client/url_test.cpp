@@ -40,25 +40,25 @@ TEST(url_test, accepts_absolute_http_urls) {
 
 TEST(url_test, rejects_what_it_cannot_send) {
     const char* cases[] = {
-        "",                       // empty
-        "https://example.com/",   // no TLS here
-        "ftp://example.com/",     // another scheme
-        "example.com/",           // relative
-        "http://",                // no host
-        "http:///path",           // empty host
-        "http://user@host/",      // userinfo
-        "http://host:0/",         // port 0
-        "http://host:65536/",     // port too large
-        "http://host:12a/",       // port not digits
-        "http://host:123456/",    // too many digits
-        "http://ho st/",          // space
-        "http://host/a b",        // space in the path
-        "http://host/\r\nX: y",   // CR LF smuggled into the request line
-        "http://[::1/",           // unclosed IP literal
-        "http://[]/",             // empty IP literal
-        "http://[::1]x/",         // junk after the literal
-        "http://h\xc3\xa9/",      // non-ASCII
-        "http://a,b/",            // not a reg-name byte
+        "",                     // empty
+        "https://example.com/", // no TLS here
+        "ftp://example.com/",   // another scheme
+        "example.com/",         // relative
+        "http://",              // no host
+        "http:///path",         // empty host
+        "http://user@host/",    // userinfo
+        "http://host:0/",       // port 0
+        "http://host:65536/",   // port too large
+        "http://host:12a/",     // port not digits
+        "http://host:123456/",  // too many digits
+        "http://ho st/",        // space
+        "http://host/a b",      // space in the path
+        "http://host/\r\nX: y", // CR LF smuggled into the request line
+        "http://[::1/",         // unclosed IP literal
+        "http://[]/",           // empty IP literal
+        "http://[::1]x/",       // junk after the literal
+        "http://h\xc3\xa9/",    // non-ASCII
+        "http://a,b/",          // not a reg-name byte
     };
     for (const char* text : cases) {
         SCOPED_TRACE(text);

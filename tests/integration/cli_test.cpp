@@ -252,8 +252,8 @@ TEST(cli_test, load_with_fewer_connections_than_threads_sends_every_request) {
     child server({"serve", "platform", "--port", "0", "--threads", "1"});
     const auto port = port_from(server.line());
     ASSERT_NE(port, 0);
-    child load({"load", "http://127.0.0.1:" + std::to_string(port) + "/plaintext", "-n", "50", "-c", "1", "-t", "2",
-                "-q"});
+    child load(
+        {"load", "http://127.0.0.1:" + std::to_string(port) + "/plaintext", "-n", "50", "-c", "1", "-t", "2", "-q"});
     const std::string out = load.rest();
     EXPECT_EQ(load.wait_exit(), 0) << out;
     EXPECT_NE(out.find("200: 50"), std::string::npos) << out;
