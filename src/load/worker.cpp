@@ -355,7 +355,6 @@ void worker::check_done(clock::time_point now) {
     pending_.clear();
     const auto measured_end = counted_ ? now : std::min(now, end_);
     results_.measured = measured_end > warmup_end_ ? measured_end - warmup_end_ : std::chrono::nanoseconds{};
-    boost::system::error_code ignored;
     timer_->t.cancel();
     for (auto& c : connections_) {
         c->abort(error_class::count_);
