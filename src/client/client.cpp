@@ -7,6 +7,7 @@
 #include "client/url.hpp"
 #include "core/error.hpp"
 #include "http/char_class.hpp"
+#include "http/response.hpp"
 
 #include <algorithm>
 
@@ -15,11 +16,6 @@ namespace hotpath {
 using namespace client_detail;
 
 namespace {
-
-bool valid_token(std::string_view s) noexcept {
-    return !s.empty() &&
-           std::all_of(s.begin(), s.end(), [](char c) { return http::char_class::is(c, http::char_class::tchar_bit); });
-}
 
 // RFC 9110 §5.5: field values may not hold CR, LF or NUL (no smuggling through a header the caller passes).
 bool valid_field_value(std::string_view s) noexcept {
@@ -91,11 +87,11 @@ task<result<client_response>> client::send(client_request request, call_options 
     if (!target) {
         co_return target.error();
     }
-    if (!valid_token(request.method)) {
+    if (!http::is_token(request.method)) {
         co_return make_error_code(errc::bad_request);
     }
     for (const auto& [name, value] : request.headers) {
-        if (!valid_token(name) || !valid_field_value(value)) {
+        if (!http::is_token(name) || !valid_field_value(value)) {
             co_return make_error_code(errc::bad_request);
         }
     }

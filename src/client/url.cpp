@@ -2,6 +2,7 @@
 #include "client/url.hpp"
 
 #include "core/error.hpp"
+#include "http/request_head.hpp"
 
 #include <algorithm>
 
@@ -9,9 +10,7 @@ namespace hotpath::client_detail {
 
 result<url> parse_url(std::string_view text) {
     constexpr std::string_view scheme = "http://";
-    if (text.size() < scheme.size() || !std::equal(scheme.begin(), scheme.end(), text.begin(), [](char a, char b) {
-            return a == (b >= 'A' && b <= 'Z' ? static_cast<char>(b - 'A' + 'a') : b);
-        })) {
+    if (!http::iequals(text.substr(0, scheme.size()), scheme)) {
         return make_error_code(errc::invalid_url);
     }
     for (const char c : text) {

@@ -1,21 +1,13 @@
 // Feeds: the RFC 4180 CSV reader and {{column}} placeholder filling.
 #include "load/feed.hpp"
 
+#include "http/char_class.hpp"
+
 #include <algorithm>
 #include <iterator>
 
 namespace hotpath::load {
 namespace {
-
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 std::string fields(std::size_t n) {
     return std::to_string(n) + (n == 1 ? " field" : " fields");
@@ -33,7 +25,7 @@ std::optional<placeholder> next_placeholder(std::string_view text, std::size_t f
         if (close == std::string_view::npos) {
             return std::nullopt;
         }
-        const std::string_view name = trim(text.substr(open + 2, close - open - 2));
+        const std::string_view name = http::char_class::trim_ows(text.substr(open + 2, close - open - 2));
         if (!name.empty() && name.find_first_of("{}\r\n") == std::string_view::npos) {
             return placeholder{open, close + 2, name};
         }

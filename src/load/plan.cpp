@@ -1,6 +1,8 @@
 // Parsing a load plan's pieces from text (URL, durations, stages, thresholds) and building the request.
 #include "load/plan.hpp"
 
+#include "http/char_class.hpp"
+
 #include "http/request_head.hpp"
 
 #include <cctype>
@@ -10,16 +12,6 @@
 
 namespace hotpath::load {
 namespace {
-
-std::string_view trim(std::string_view s) noexcept {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) {
-        s.remove_prefix(1);
-    }
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) {
-        s.remove_suffix(1);
-    }
-    return s;
-}
 
 // A non-negative decimal number at the start of `s`; advances past it.
 std::optional<double> take_number(std::string_view& s) noexcept {
@@ -82,7 +74,7 @@ result<target> parse_url(std::string_view url, std::string& why) {
 }
 
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
-    text = trim(text);
+    text = http::char_class::trim_ows(text);
     const auto value = take_number(text);
     if (!value) {
         return std::nullopt;
@@ -106,7 +98,7 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
     std::vector<stage> stages;
     while (!text.empty()) {
         const auto comma = text.find(',');
-        std::string_view item = trim(text.substr(0, comma));
+        std::string_view item = http::char_class::trim_ows(text.substr(0, comma));
         text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
         const auto colon = item.rfind(':');
         const auto eq = item.find('=');
@@ -115,8 +107,8 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
             return std::nullopt;
         }
         stage s;
-        const std::string_view kind = trim(item.substr(0, eq));
-        std::string_view level = trim(item.substr(eq + 1, colon - eq - 1));
+        const std::string_view kind = http::char_class::trim_ows(item.substr(0, eq));
+        std::string_view level = http::char_class::trim_ows(item.substr(eq + 1, colon - eq - 1));
         if (kind == "rate") {
             s.what = stage::kind::rate;
         } else if (kind == "vus") {
@@ -175,20 +167,20 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
 
 std::optional<threshold> parse_threshold(std::string_view text, std::string& why) {
     threshold t;
-    t.text = std::string(trim(text));
+    t.text = std::string(http::char_class::trim_ows(text));
     std::string_view s = t.text;
     const auto op = s.find_first_of("<>");
     if (op == std::string_view::npos) {
         why = "a threshold is METRIC<VALUE or METRIC>VALUE, e.g. p95<150ms; got '" + t.text + "'";
         return std::nullopt;
     }
-    const std::string_view name = trim(s.substr(0, op));
+    const std::string_view name = http::char_class::trim_ows(s.substr(0, op));
     t.less = s[op] == '<';
     std::string_view value = s.substr(op + 1);
     if (!value.empty() && value.front() == '=') {
         value.remove_prefix(1);
     }
-    value = trim(value);
+    value = http::char_class::trim_ows(value);
     auto fail = [&](std::string message) {
         why = std::move(message);
         return std::nullopt;
