@@ -138,6 +138,21 @@ bool worker::may_send() const noexcept {
     return started_ && !stopping_ && !finished_ && (!counted_ || to_send_ > 0);
 }
 
+bool worker::wants_connection() const noexcept {
+    if (!may_send()) {
+        return false;
+    }
+    if (!counted_) {
+        return true;
+    }
+    // Only as many connections as requests are left for (-n with --no-keepalive opens one each).
+    std::uint64_t waiting = 0;
+    for (const auto& c : connections_) {
+        waiting += c->connecting() || c->ready() ? 1 : 0;
+    }
+    return to_send_ > waiting;
+}
+
 void worker::send_closed(connection& c, clock::time_point now) {
     if (!may_send() || c.retire) {
         return;
@@ -257,15 +272,7 @@ void worker::on_gone(connection& c, bool failed) {
     }
     // A connection the server closed normally (no keep-alive) is replaced at once; after a failed connect
     // the next tick retries, which bounds the retry rate against a server that refuses.
-    bool wanted = plan_.open_model() ? !pending_.empty() : may_send();
-    if (wanted && counted_) {
-        // Only as many new connections as requests are left for (-n with --no-keepalive opens one each).
-        std::uint64_t waiting = 0;
-        for (auto& other : connections_) {
-            waiting += other->connecting() || other->ready() ? 1 : 0;
-        }
-        wanted = to_send_ > waiting;
-    }
+    const bool wanted = plan_.open_model() ? !pending_.empty() : wants_connection();
     if (!failed && !c.retire && wanted) {
         c.open();
     }
@@ -401,7 +408,7 @@ void worker::do_tick() {
         if (!stopping_) {
             // Reconnect what failed, one attempt per tick.
             for (auto& c : connections_) {
-                if (c->gone() && !c->retire) {
+                if (c->gone() && !c->retire && wants_connection()) {
                     c->open();
                 }
             }
