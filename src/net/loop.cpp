@@ -73,10 +73,8 @@ loop_local& loop::set_local(const void* key, std::unique_ptr<loop_local> state) 
 uring* loop::ring() {
     if (!ring_tried_) {
         ring_tried_ = true;
-        if (uring::available()) {
-            if (auto r = uring::open(*this)) {
-                ring_ = std::move(*r);
-            }
+        if (auto r = uring::open(*this)) {
+            ring_ = std::move(*r);
         }
     }
     return ring_.get();

@@ -10,7 +10,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
 
 namespace hotpath::net {
@@ -61,36 +63,65 @@ uring::~uring() {
     }
 }
 
+namespace {
+
+// Multishot receive and provided-buffer rings came with Linux 6.0, as did IORING_OP_SEND_ZC: its presence
+// stands for the rest.
+bool supports_what_we_use(io_uring& ring) noexcept {
+    bool ok = false;
+    if (io_uring_probe* probe = io_uring_get_probe_ring(&ring)) {
+        ok = io_uring_opcode_supported(probe, IORING_OP_SEND_ZC) != 0;
+        io_uring_free_probe(probe);
+    }
+    return ok;
+}
+
+// -1 unknown, 0 no, 1 yes: set by the first open() or available(), whichever comes first.
+std::atomic<int> known_available{-1};
+
+} // namespace
+
 bool uring::available() noexcept {
-    static const bool probed = [] {
-        io_uring ring{};
-        if (io_uring_queue_init(8, &ring, 0) != 0) {
-            return false;
-        }
-        // Multishot receive and provided-buffer rings came with Linux 6.0, as did IORING_OP_SEND_ZC.
-        bool ok = false;
-        if (io_uring_probe* probe = io_uring_get_probe_ring(&ring)) {
-            ok = io_uring_opcode_supported(probe, IORING_OP_SEND_ZC) != 0;
-            io_uring_free_probe(probe);
-        }
+    if (const int known = known_available.load(std::memory_order_relaxed); known >= 0) {
+        return known == 1;
+    }
+    io_uring ring{};
+    bool ok = false;
+    if (io_uring_queue_init(8, &ring, 0) == 0) {
+        ok = supports_what_we_use(ring);
         io_uring_queue_exit(&ring);
-        return ok;
-    }();
-    return probed;
+    }
+    known_available.store(ok ? 1 : 0, std::memory_order_relaxed);
+    return ok;
 }
 
 result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsigned buffer_count,
                                            unsigned buffer_bytes) {
     std::unique_ptr<uring> u(new uring(owner));
     auto& s = *u->state_;
+    if (known_available.load(std::memory_order_relaxed) == 0) {
+        return errno_code(ENOSYS);
+    }
     io_uring_params params{};
-    // Not COOP_TASKRUN: the loop sleeps in epoll_wait on the ring's fd and must be woken to run the task work
-    // that posts receive completions. Not SINGLE_ISSUER: the ring is opened before its loop thread starts.
-    params.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN;
-    if (const int r = io_uring_queue_init_params(entries, &s.ring, &params); r < 0) {
+    // COOP_TASKRUN: completions need no interrupt of the loop thread; it runs their task work on its next
+    // io_uring_enter or wake-up. Not SINGLE_ISSUER/DEFER_TASKRUN: the loop sleeps in epoll_wait on the ring's
+    // fd, which deferred task work would not wake. The submission queue is flushed whenever it fills, so a
+    // small one does; the completion queue is sized for a burst from every connection (the kernel keeps
+    // overflowing completions rather than dropping them, IORING_FEAT_NODROP).
+    params.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE;
+    params.cq_entries = entries;
+    if (const int r = io_uring_queue_init_params(std::max(8u, entries / 8), &s.ring, &params); r < 0) {
+        if (r == -ENOSYS || r == -EPERM) {
+            known_available.store(0, std::memory_order_relaxed);
+        }
         return errno_code(-r);
     }
     s.ring_ready = true;
+    const bool ok = supports_what_we_use(s.ring);
+    known_available.store(ok ? 1 : 0, std::memory_order_relaxed);
+    if (!ok) {
+        return errno_code(ENOSYS);
+    }
 
     s.buffer_count = buffer_count;
     s.buffer_bytes = buffer_bytes;

@@ -25,7 +25,9 @@ struct uring_op {
 // where the saving over one recv and one send system call per request comes from.
 class uring {
 public:
-    // Receive buffers: `buffer_count` (a power of two) of `buffer_bytes` each, shared by all receives.
+    // `entries` completions fit the completion queue, an eighth of that the submission queue. Receive
+    // buffers: `buffer_count` (a power of two) of `buffer_bytes` each, shared by all receives. Fails (ENOSYS)
+    // without the kernel features hotpath uses, and then available() says false.
     static result<std::unique_ptr<uring>> open(loop& owner, unsigned entries = 4096, unsigned buffer_count = 256,
                                                unsigned buffer_bytes = 4096);
     ~uring();
@@ -33,7 +35,7 @@ public:
     uring& operator=(const uring&) = delete;
 
     // Whether io_uring with multishot receive and buffer rings works here (kernel 6.0+, not blocked by a
-    // sandbox). Probed once per process.
+    // sandbox). Known from the first open(), or probed once per process on a small ring of its own.
     static bool available() noexcept;
 
     // Multishot receive on `fd` into the buffer ring. Each completion with res > 0 carries a buffer: read it

@@ -107,19 +107,19 @@ result<void> server::start() {
     if (n == 0) {
         n = std::max(1u, std::thread::hardware_concurrency());
     }
-    const bool uring_ok = net::uring::available();
-    if (s.options.io == io_backend::uring && !uring_ok) {
-        return std::make_error_code(std::errc::function_not_supported);
-    }
-    s.use_uring = s.options.io != io_backend::epoll && uring_ok;
+    // The first loop's ring decides: without io_uring here, `auto` falls back to epoll on every loop.
+    s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
+        if (s.use_uring && w->loop.ring() == nullptr && i == 0 && s.options.io == io_backend::automatic) {
+            s.use_uring = false;
+        }
         if (!s.use_uring) {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
         }
         w->use_uring = s.use_uring && w->loop.ring() != nullptr;
-        if (s.options.io == io_backend::uring && !w->use_uring) {
+        if (s.use_uring && !w->use_uring) {
             s.workers.clear();
             return std::make_error_code(std::errc::function_not_supported);
         }
