@@ -149,13 +149,15 @@ cleanup_servers
 # --- start-up time: fork+exec to the first answer, median of RUNS ---------------------------
 # bench/startup_probe.cpp forks, pins and execs the server itself (no taskset or interpreter in the
 # measured time) and retries GET /plaintext every 50 µs from CPU 1; without a compiler, a Python probe.
-PROBE=$TMP/startup_probe
+# bench/startup_floor.cpp gives the floor: a static 30-line server that only listens and answers.
+PROBE=$TMP/startup_probe FLOOR=$TMP/startup_floor
 command -v g++ >/dev/null && g++ -O2 -std=c++20 -o "$PROBE" "$ROOT/bench/startup_probe.cpp" 2>/dev/null || PROBE=
+[[ -n $PROBE ]] && g++ -O2 -std=c++20 -static -o "$FLOOR" "$ROOT/bench/startup_floor.cpp" 2>/dev/null || FLOOR=
 STARTUP_HOW="fork+exec to the first answer to GET /plaintext, bench/startup_probe.cpp"
 [[ -n $PROBE ]] || STARTUP_HOW="exec of taskset+server to first accepted connection, Python probe"
-startup_ms() {  # startup_ms PORT CMD... : prints milliseconds
+startup_ms() {  # startup_ms PORT CMD... : prints milliseconds (with the probe: "to-answer to-connect")
   if [[ -n $PROBE ]]; then
-    "$PROBE" "$1" 0 1 "${@:2}" | awk '{print $2}'
+    "$PROBE" "$1" 0 1 "${@:2}" | awk '{print $2, $1}'
   elif ((HAVE_PY)); then
     taskset -c 1 python3 - "$@" <<'PY'  # the polling loop stays off the server's CPU
 import socket, subprocess, sys, time
@@ -183,6 +185,7 @@ for ((run = 1; run <= RUNS; run++)); do
   log "start-up time, run $run/$RUNS"
   echo "hotpath startup $(startup_ms "$P_HPS" $(hp_cmd "$P_HPS"))" >>"$TMP/res"
   echo "nginx startup $(startup_ms "$P_NGS" $(ng_cmd "$P_NGS"))" >>"$TMP/res"
+  [[ -z $FLOOR ]] || echo "floor startup $(startup_ms "$P_NGS" "$FLOOR" "$P_NGS")" >>"$TMP/res"
 done
 
 # --- report: aligned table on stdout, Markdown to OUT ---------------------------------------
@@ -198,6 +201,9 @@ if command -v size >/dev/null; then
   SEG_HP=" ($(size "$HOTPATH" | awk 'NR == 2 {print "text " $1 ", data " $2 ", bss " $3}'))"
   SEG_NG=" ($(size "$NGINX" | awk 'NR == 2 {print "text " $1 ", data " $2 ", bss " $3}'))"
 else SEG_HP="" SEG_NG=""; fi
+STARTUP_MORE=""
+[[ -z $PROBE ]] || STARTUP_MORE="; to the first connect (listening): hotpath $(med hotpath startup 4) ms, nginx $(med nginx startup 4) ms"
+[[ -z $FLOOR ]] || STARTUP_MORE+="; the floor (bench/startup_floor.cpp): $(med floor startup 3) ms to its answer"
 EXTRA=(
   "runs: $RUNS x $DURATION, wrk -t1 -c$CONNECTIONS on CPU 1, servers on CPU 0; medians; ratio = hotpath / nginx"
   "pipeline = /plaintext with 16 requests per write; redirect-ab = ab -n 100000 -c 10, no keep-alive"
@@ -205,7 +211,7 @@ EXTRA=(
   "response bytes (head+body) hotpath / nginx: plaintext ${BYTES[hotpath.plaintext]} / ${BYTES[nginx.plaintext]}, json ${BYTES[hotpath.json]} / ${BYTES[nginx.json]}, redirect ${BYTES[hotpath.redirect]} / ${BYTES[nginx.redirect]}"
   "RSS idle: hotpath $IDLE_HP kB, nginx $IDLE_NG kB; after plaintext load: hotpath $LOADED_hotpath kB, nginx $LOADED_nginx kB"
   "binary size: hotpath $SIZE_HP B$SEG_HP; nginx $SIZE_NG B$SEG_NG"
-  "start-up ($STARTUP_HOW, median): hotpath $(med hotpath startup 3) ms, nginx $(med nginx startup 3) ms"
+  "start-up ($STARTUP_HOW, median): hotpath $(med hotpath startup 3) ms, nginx $(med nginx startup 3) ms$STARTUP_MORE"
 )
 table() { (IFS='|'; echo "${HEAD[*]}"); printf '%s\n' "${ROWS[@]}"; }
 table | awk -F'|' '{for (i = 1; i <= NF; i++) {c[NR, i] = $i; if (length($i) > w[i]) w[i] = length($i)}}
