@@ -50,7 +50,23 @@ result<std::unique_ptr<listener>> listener::open(loop& owner, const std::string&
 }
 
 listener::listener(loop& owner, tcp::acceptor acceptor, std::uint16_t port)
-    : owner_(owner), acceptor_(std::move(acceptor)), port_(port) {}
+    : owner_(owner), acceptor_(std::move(acceptor)), port_(port), pause_timer_(owner.context()) {}
+
+bool listener::pause_on(int error, void (listener::*resume)()) {
+    if (error != EMFILE && error != ENFILE && error != ENOBUFS && error != ENOMEM) {
+        return false;
+    }
+    if (pauses_ != nullptr) {
+        pauses_->add();
+    }
+    pause_timer_.expires_after(resource_pause);
+    pause_timer_.async_wait([this, resume](const boost::system::error_code& ec) {
+        if (!ec && !closed_) { // aborted: the listener may be gone
+            (this->*resume)();
+        }
+    });
+    return true;
+}
 
 void listener::start(accept_fn on_accept) {
     on_accept_ = std::move(on_accept);
@@ -72,6 +88,13 @@ void listener::start(uring& ring, accept_fd_fn on_accept) {
     accept_op_.self = this;
     cancel_op_.fn = &listener::on_uring_cancel;
     cancel_op_.self = this;
+    arm_uring_accept();
+}
+
+void listener::arm_uring_accept() {
+    if (armed_ || closed_) {
+        return;
+    }
     armed_ = true;
     ring_->accept_multishot(fd_, &accept_op_);
 }
@@ -90,10 +113,10 @@ void listener::on_uring_accept(uring_op* o, int res, unsigned flags) {
             self->on_accept_fd_(res);
         }
     }
-    // Re-arm after the multishot ended (-EMFILE and the like end it; the backlog keeps the connection).
-    if (!self->armed_ && !self->closed_) {
-        self->armed_ = true;
-        self->ring_->accept_multishot(self->fd_, &self->accept_op_);
+    // Re-arm after the multishot ended: at once, or after a pause when out of descriptors (-EMFILE ends it and
+    // would end the next one at once while the connection waits in the backlog).
+    if (!self->armed_ && !self->closed_ && (res >= 0 || !self->pause_on(-res, &listener::arm_uring_accept))) {
+        self->arm_uring_accept();
     }
     self->maybe_close_fd();
 }
@@ -113,6 +136,7 @@ void listener::maybe_close_fd() {
 
 void listener::close() noexcept {
     closed_ = true;
+    pause_timer_.cancel();
     if (ring_ != nullptr) {
         if (armed_ && !cancel_pending_) {
             cancel_pending_ = true;
@@ -139,8 +163,11 @@ void listener::do_accept() {
             socket.set_option(tcp::no_delay(true), ignored);
             on_accept_(std::move(socket));
         }
-        // EMFILE and friends: keep accepting; the failed connection stays in the backlog or was dropped.
-        do_accept();
+        // Out of descriptors: pause (the connection stays in the backlog); other failures concern that one
+        // connection only.
+        if (!ec || !pause_on(ec.value(), &listener::do_accept)) {
+            do_accept();
+        }
     });
 }
 

@@ -1,11 +1,13 @@
 // A listening socket on one loop: SO_REUSEPORT so each loop accepts its own share of connections.
 #pragma once
 
+#include "core/counter.hpp"
 #include "core/result.hpp"
 #include "net/loop.hpp"
 #include "net/uring.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -35,6 +37,12 @@ public:
     // Stops accepting and closes the socket; call on the owner loop's thread.
     void close() noexcept;
 
+    // Out of file descriptors or kernel memory, accept() fails at once for as long as a connection waits in
+    // the backlog: retrying straight away would spin the loop. Accepting pauses this long instead (as nginx
+    // does), the backlog keeps the waiting connections, and `pauses` counts each pause.
+    static constexpr std::chrono::milliseconds resource_pause{100};
+    void count_pauses_in(counter& pauses) noexcept { pauses_ = &pauses; }
+
     ~listener();
 
 private:
@@ -43,6 +51,9 @@ private:
     static void on_uring_accept(uring_op* op, int res, unsigned flags);
     static void on_uring_cancel(uring_op* op, int res, unsigned flags);
     void maybe_close_fd();
+    void arm_uring_accept();
+    // True when `error` (an errno) is worth a pause; then resumes by calling `resume` after resource_pause.
+    bool pause_on(int error, void (listener::*resume)());
 
     struct op : uring_op {
         listener* self = nullptr;
@@ -53,6 +64,8 @@ private:
     std::uint16_t port_;
     accept_fn on_accept_;
     bool closed_ = false;
+    boost::asio::steady_timer pause_timer_;
+    counter* pauses_ = nullptr;
 
     // io_uring mode
     uring* ring_ = nullptr;

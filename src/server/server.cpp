@@ -130,6 +130,7 @@ result<void> server::start() {
         }
         port = (*l)->port();
         w->listener = std::move(*l);
+        w->listener->count_pauses_in(w->stats.accept_pauses);
         s.workers.push_back(std::move(w));
     }
     s.port = port;
@@ -228,6 +229,7 @@ server_stats server::stats() const noexcept {
         total.bad_requests += s.bad_requests.get();
         total.handler_exceptions += s.handler_exceptions.get();
         total.timeouts += s.timeouts.get();
+        total.accept_pauses += s.accept_pauses.get();
     }
     return total;
 }

@@ -16,6 +16,7 @@ struct loop_stats {
     counter bad_requests;          // malformed or over a limit: answered 4xx/5xx by the connection, then closed
     counter handler_exceptions;    // exceptions escaping handlers, answered 500
     counter timeouts;              // headers, idle keep-alive and body-rate timeouts
+    counter accept_pauses;         // accepting paused: out of file descriptors or kernel memory
 };
 
 // A plain copy, summed over loops.
@@ -28,6 +29,7 @@ struct server_stats {
     std::uint64_t bad_requests = 0;
     std::uint64_t handler_exceptions = 0;
     std::uint64_t timeouts = 0;
+    std::uint64_t accept_pauses = 0;
 };
 
 } // namespace hotpath

@@ -4,11 +4,16 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <arpa/inet.h>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
+#include <netinet/in.h>
 #include <regex>
 #include <set>
 #include <string>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -20,9 +25,10 @@ namespace {
 using namespace std::chrono_literals;
 
 // A running `hotpath` with its stdout on a pipe. Killed (SIGKILL) on destruction if still running.
+// With max_fds, the child runs under that RLIMIT_NOFILE.
 class child {
 public:
-    explicit child(std::vector<std::string> args) {
+    explicit child(std::vector<std::string> args, rlim_t max_fds = 0) {
         int out[2];
         if (::pipe(out) != 0) {
             return;
@@ -33,6 +39,10 @@ public:
             ::dup2(out[1], STDERR_FILENO);
             ::close(out[0]);
             ::close(out[1]);
+            if (max_fds != 0) {
+                const rlimit limit{max_fds, max_fds};
+                ::setrlimit(RLIMIT_NOFILE, &limit);
+            }
             std::vector<char*> argv;
             argv.push_back(const_cast<char*>(HOTPATH_BINARY));
             for (auto& a : args) {
@@ -78,6 +88,25 @@ public:
         return all;
     }
     void signal(int sig) { ::kill(pid_, sig); }
+    // User plus system CPU time so far, from /proc.
+    std::chrono::milliseconds cpu_time() const {
+        FILE* f = std::fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");
+        if (f == nullptr) {
+            return {};
+        }
+        char buf[1024] = {};
+        const std::size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+        std::fclose(f);
+        // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+        const char* p = std::strrchr(buf, ')');
+        unsigned long long utime = 0;
+        unsigned long long stime = 0;
+        if (p == nullptr || n == 0 ||
+            std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
+            return {};
+        }
+        return std::chrono::milliseconds{(utime + stime) * 1000 / static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK))};
+    }
     // The exit code, or -1 when it did not exit within `timeout` or died of a signal.
     int wait_exit(std::chrono::milliseconds timeout = 10s) {
         const auto deadline = std::chrono::steady_clock::now() + timeout;
@@ -139,6 +168,42 @@ TEST(cli_test, serve_platform_answers_curl_and_stops_cleanly_on_sigterm) {
     c.signal(SIGTERM);
     EXPECT_EQ(c.wait_exit(), 0);
     EXPECT_NE(c.rest().find("stopped after"), std::string::npos);
+}
+
+// Out of file descriptors, a listener whose accept fails at once must not retry at once: that spins a core
+// for as long as a connection waits in the backlog. It pauses, and serves again once descriptors are free.
+TEST(cli_test, out_of_file_descriptors_pauses_accepting_instead_of_spinning) {
+    for (const char* io : {"uring", "epoll"}) {
+        child c({"serve", "platform", "--port", "0", "--threads", "1", "--io", io}, 32);
+        const std::string hello = c.line();
+        const auto port = port_from(hello);
+        ASSERT_NE(port, 0) << io << ": " << hello;
+        // Twice as many idle connections as the server has descriptors: the rest wait in the backlog.
+        std::vector<int> held;
+        for (int i = 0; i < 64; ++i) {
+            const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+            sockaddr_in a{};
+            a.sin_family = AF_INET;
+            a.sin_port = htons(port);
+            a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+            ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0) << io << ", connection " << i;
+            held.push_back(fd);
+        }
+        std::this_thread::sleep_for(200ms);
+        const auto before = c.cpu_time();
+        std::this_thread::sleep_for(1s);
+        const auto used = c.cpu_time() - before;
+        EXPECT_LT(used, 300ms) << io << ": the server spun on accept for " << used.count() << " ms of 1000";
+        for (const int fd : held) {
+            ::close(fd);
+        }
+        // Descriptors come back as the server sees its connections close; accepting resumes after a pause.
+        EXPECT_EQ(run_curl("http://127.0.0.1:" + std::to_string(port) + "/plaintext"), "Hello, World!") << io;
+        c.signal(SIGTERM);
+        EXPECT_EQ(c.wait_exit(), 0) << io;
+        const std::string rest = c.rest();
+        EXPECT_NE(rest.find("accepting paused"), std::string::npos) << io << ": " << rest;
+    }
 }
 
 TEST(cli_test, serve_avatar_redirects_to_a_renard_in_range) {
