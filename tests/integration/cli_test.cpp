@@ -173,6 +173,11 @@ TEST(cli_test, serve_platform_answers_curl_and_stops_cleanly_on_sigterm) {
 // Out of file descriptors, a listener whose accept fails at once must not retry at once: that spins a core
 // for as long as a connection waits in the backlog. It pauses, and serves again once descriptors are free.
 TEST(cli_test, out_of_file_descriptors_pauses_accepting_instead_of_spinning) {
+    if (HOTPATH_SANITIZED) {
+        // UBSan's vptr check reads memory through a pipe it opens: with no descriptor left it reports
+        // every object it has not seen yet as having an invalid vptr, and stops the server.
+        GTEST_SKIP() << "needs a build without sanitizers: they need free file descriptors themselves";
+    }
     for (const char* io : {"uring", "epoll"}) {
         child c({"serve", "platform", "--port", "0", "--threads", "1", "--io", io}, 32);
         const std::string hello = c.line();
