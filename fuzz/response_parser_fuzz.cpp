@@ -1,10 +1,14 @@
-// libFuzzer target for response_parser: no crash or over-read, views inside the input, framing consistent with the
-// status, and any split of the input answers exactly like the whole.
+// libFuzzer target for response_parser and the body_reader after it: no crash or over-read, views inside the input,
+// framing consistent with the status, and any split of the input answers exactly like the whole.
+#include "http/body_reader.hpp"
 #include "http/response_parser.hpp"
 
 #include "fuzz_support.hpp"
 
+#include <algorithm>
 #include <cstdint>
+#include <initializer_list>
+#include <string>
 #include <string_view>
 
 namespace {
@@ -17,6 +21,66 @@ using hotpath::fuzz::within;
 const limits default_limits{};
 // Small limits so that the fuzzer reaches 431 with short inputs: a head of at most 96 bytes and 4 fields.
 const limits small_limits{.max_request_line_bytes = 32, .max_header_bytes = 64, .max_header_count = 4};
+
+struct body_outcome {
+    body_status status = body_status::incomplete;
+    std::size_t consumed = 0;
+    std::string body;
+};
+
+// Reads `rest` as the body in pieces ending at `cuts`, each piece (with what is left unconsumed) in a buffer of
+// its own, as a connection holds it.
+body_outcome read_body(const limits& lim, const response_head& head, std::string_view rest,
+                       std::initializer_list<std::size_t> cuts) {
+    body_reader reader(lim);
+    reader.start(head.framing, head.content_length);
+    body_outcome out;
+    std::string pending;
+    std::size_t from = 0;
+    for (std::size_t to : cuts) {
+        to = std::min(std::max(to, from), rest.size());
+        pending.append(rest.substr(from, to - from));
+        from = to;
+        const body_step s = reader.read(pending.data(), pending.size());
+        require(s.consumed <= pending.size() && s.data.size() <= s.consumed);
+        require(s.data.empty() || s.data.data() == pending.data());
+        out.body.append(s.data);
+        out.consumed += s.consumed;
+        pending.erase(0, s.consumed);
+        out.status = s.status;
+        if (s.status != body_status::incomplete) {
+            break;
+        }
+    }
+    return out;
+}
+
+// The body after a complete head: the same bytes, end and length whether read whole or split, and within
+// what the framing allows.
+void check_body(const limits& lim, const response_head& head, std::string_view rest, std::size_t split) {
+    const body_outcome whole = read_body(lim, head, rest, {rest.size()});
+    const body_outcome halves = read_body(lim, head, rest, {split, rest.size()});
+    require(whole.status == halves.status);
+    if (whole.status != body_status::error) {
+        require(whole.body == halves.body && whole.consumed == halves.consumed);
+    }
+    require(whole.consumed <= rest.size() && whole.body.size() <= whole.consumed);
+    switch (head.framing) {
+    case body_framing::none:
+        require(whole.status == body_status::done && whole.consumed == 0);
+        break;
+    case body_framing::content_length:
+        require(whole.body == rest.substr(0, whole.consumed) && whole.consumed <= head.content_length);
+        require((whole.status == body_status::done) == (whole.consumed == head.content_length));
+        break;
+    case body_framing::chunked:
+        require(whole.status != body_status::done || whole.body.size() <= lim.max_body_bytes);
+        break;
+    case body_framing::until_close:
+        require(whole.status == body_status::incomplete && whole.body == rest);
+        break;
+    }
+}
 
 } // namespace
 
@@ -56,6 +120,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         response_head again;
         require(same(alone.parse(used, again, head_request), r));
         require(again.framing == head.framing && again.keep_alive == head.keep_alive && again.status == head.status);
+        check_body(lim, head, input.substr(r.consumed), split);
     } else if (r.status == parse_status::error) {
         require(r.error == status::bad_request || r.error == status::request_header_fields_too_large);
     }

@@ -53,7 +53,8 @@ std::error_code map_asio_error(const boost::system::error_code& ec) {
 } // namespace
 
 client_connection::client_connection(host_pool& pool, net::loop& loop)
-    : pool_(pool), loop_(loop), parser_(pool.owner().options.limits), head_(std::make_unique<http::response_head>()) {}
+    : pool_(pool), loop_(loop), parser_(pool.owner().options.limits), body_(pool.owner().options.limits),
+      head_(std::make_unique<http::response_head>()) {}
 
 client_connection::~client_connection() = default;
 
@@ -234,59 +235,27 @@ void client_connection::do_parse() {
             out.body_.clear();
             in_.erase(0, r.consumed);
             reusable_ = head_->keep_alive;
-            switch (head_->framing) {
-            case http::body_framing::none:
-                complete();
-                return;
-            case http::body_framing::content_length:
+            if (head_->framing == http::body_framing::content_length) {
                 if (head_->content_length > max_bytes) {
                     fail(make_error_code(errc::response_too_large));
                     return;
                 }
-                body_left_ = head_->content_length;
-                out.body_.reserve(static_cast<std::size_t>(body_left_));
-                phase_ = phase::body_length;
-                break;
-            case http::body_framing::chunked:
-                if (!chunked_) {
-                    chunked_.emplace(pool_.owner().options.limits);
-                }
-                chunked_->reset();
-                phase_ = phase::body_chunked;
-                break;
-            case http::body_framing::until_close:
-                phase_ = phase::body_close;
-                break;
+                out.body_.reserve(static_cast<std::size_t>(head_->content_length));
             }
+            body_.start(head_->framing, head_->content_length);
+            phase_ = phase::body;
         }
-        if (phase_ == phase::body_length) {
-            const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(body_left_, in_.size()));
-            out_->body_.append(in_, 0, take);
-            in_.erase(0, take);
-            body_left_ -= take;
-            if (body_left_ == 0) {
-                complete();
-            }
+        const auto r = body_.read(in_.data(), in_.size());
+        if (r.status == http::body_status::error) {
+            fail(make_error_code(errc::malformed_response));
             return;
         }
-        if (phase_ == phase::body_chunked) {
-            const auto r = chunked_->decode(in_.data(), in_.size(), in_.data());
-            if (r.status == http::chunk_status::error) {
-                fail(make_error_code(errc::malformed_response));
-                return;
-            }
-            if (!keep_body({in_.data(), r.produced})) {
-                return;
-            }
-            in_.erase(0, r.consumed);
-            if (r.status == http::chunk_status::done) {
-                complete();
-            }
+        if (!keep_body(r.data)) {
             return;
         }
-        // Close-delimited (RFC 9112 §6.3 rule 8): everything until EOF is body.
-        if (keep_body(in_)) {
-            in_.clear();
+        in_.erase(0, r.consumed);
+        if (r.status == http::body_status::done) {
+            complete();
         }
         return;
     }
@@ -332,7 +301,7 @@ void client_connection::on_transport_end(std::error_code error) {
         close();
         return;
     }
-    if (phase_ == phase::body_close && !error) {
+    if (phase_ == phase::body && body_.ends_at_close() && !error) {
         reusable_ = false;
         complete();
         return;

@@ -2,7 +2,7 @@
 #pragma once
 
 #include "client/response.hpp"
-#include "http/chunked_decoder.hpp"
+#include "http/body_reader.hpp"
 #include "http/response_parser.hpp"
 #include "net/loop.hpp"
 #include "net/transport.hpp"
@@ -60,7 +60,7 @@ public:
     net::clock::time_point idle_since() const noexcept { return idle_since_; }
 
 private:
-    enum class phase : std::uint8_t { connecting, leased, idle, head, body_length, body_chunked, body_close };
+    enum class phase : std::uint8_t { connecting, leased, idle, head, body };
 
     void on_connected(const boost::system::error_code& ec);
     void on_transport_data(std::string_view bytes) override;
@@ -82,9 +82,8 @@ private:
     std::string out_bytes_; // the request being written
     std::string in_;        // bytes received and not yet parsed
     http::response_parser parser_;
+    http::body_reader body_;
     std::unique_ptr<http::response_head> head_; // 3 KiB of field views: off the connection's own allocation
-    std::optional<http::chunked_decoder> chunked_;
-    std::uint64_t body_left_ = 0;
     phase phase_ = phase::connecting;
     bool head_request_ = false;
     bool reusable_ = false;

@@ -45,6 +45,7 @@ void connection::on_connected(const boost::system::error_code& ec) {
     phase_ = phase::head;
     parser_.emplace(owner_.limits_);
     parser_->reset();
+    body_reader_.emplace(owner_.limits_);
     transport_->start_reading();
     owner_.on_ready(*this);
 }
@@ -73,7 +74,8 @@ void connection::on_transport_data(std::string_view bytes) {
     owner_.on_bytes(bytes.size());
     in_.append(bytes);
     std::size_t pos = 0;
-    while (pos < in_.size() || phase_ == phase::body_length) {
+    // A body of zero bytes is complete without input: hence the loop also runs when all input is used.
+    while (pos < in_.size() || phase_ == phase::body) {
         if (phase_ == phase::head) {
             const auto r = parser_->parse(std::string_view(in_).substr(pos), head_, owner_.plan_.method == "HEAD");
             if (r.status == http::parse_status::incomplete) {
@@ -89,67 +91,26 @@ void connection::on_transport_data(std::string_view bytes) {
                 continue; // interim response: the final one follows
             }
             body_.clear();
-            switch (head_.framing) {
-            case http::body_framing::none:
-                body_left_ = 0;
-                phase_ = phase::body_length;
-                break;
-            case http::body_framing::content_length:
-                body_left_ = head_.content_length;
-                phase_ = phase::body_length;
-                break;
-            case http::body_framing::chunked:
-                if (!chunked_) {
-                    chunked_.emplace(owner_.limits_);
-                }
-                chunked_->reset();
-                phase_ = phase::body_chunked;
-                break;
-            case http::body_framing::until_close:
-                phase_ = phase::body_close;
-                break;
-            }
+            body_reader_->start(head_.framing, head_.content_length);
+            phase_ = phase::body;
             server_closes_ = !head_.keep_alive;
         }
-        if (phase_ == phase::body_length) {
-            const std::uint64_t take = std::min<std::uint64_t>(body_left_, in_.size() - pos);
-            keep_body(std::string_view(in_).substr(pos, take));
-            body_left_ -= take;
-            pos += take;
-            if (body_left_ != 0) {
-                break;
-            }
-            phase_ = phase::head;
-            complete_response();
-            if (closing_) {
-                return;
-            }
-            continue;
+        // The body is kept only for a body check; chunked bodies are decoded in place just to find their end.
+        const auto r = body_reader_->read(in_.data() + pos, in_.size() - pos);
+        if (r.status == http::body_status::error) {
+            abort(error_class::malformed);
+            return;
         }
-        if (phase_ == phase::body_chunked) {
-            // The body is not kept: decode in place just to find its end.
-            char* p = in_.data() + pos;
-            const auto r = chunked_->decode(p, in_.size() - pos, p);
-            keep_body({p, r.produced});
-            pos += r.consumed;
-            if (r.status == http::chunk_status::error) {
-                abort(error_class::malformed);
-                return;
-            }
-            if (r.status == http::chunk_status::incomplete) {
-                break;
-            }
-            phase_ = phase::head;
-            complete_response();
-            if (closing_) {
-                return;
-            }
-            continue;
+        keep_body(r.data);
+        pos += r.consumed;
+        if (r.status == http::body_status::incomplete) {
+            break;
         }
-        // Close-delimited: everything until EOF is body.
-        keep_body(std::string_view(in_).substr(pos));
-        pos = in_.size();
-        break;
+        phase_ = phase::head;
+        complete_response();
+        if (closing_) {
+            return;
+        }
     }
     in_.erase(0, pos);
 }
@@ -192,7 +153,7 @@ void connection::on_transport_end(std::error_code) {
     if (closing_) {
         return;
     }
-    if (phase_ == phase::body_close && !in_flight_.empty()) {
+    if (phase_ == phase::body && body_reader_->ends_at_close() && !in_flight_.empty()) {
         phase_ = phase::head;
         complete_response();
         if (closing_) {

@@ -1,7 +1,7 @@
 // One load worker: an event loop with its connections, its share of the plan, and its own results.
 #pragma once
 
-#include "http/chunked_decoder.hpp"
+#include "http/body_reader.hpp"
 #include "http/response_parser.hpp"
 #include "load/plan.hpp"
 #include "load/results.hpp"
@@ -58,7 +58,7 @@ private:
         clock::time_point sent;
         std::uint32_t index; // which request of the scenario
     };
-    enum class phase : std::uint8_t { head, body_length, body_chunked, body_close };
+    enum class phase : std::uint8_t { head, body };
 
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
@@ -75,9 +75,8 @@ private:
     std::string in_;
     http::response_head head_;
     std::optional<http::response_parser> parser_;
-    std::optional<http::chunked_decoder> chunked_;
+    std::optional<http::body_reader> body_reader_;
     phase phase_ = phase::head;
-    std::uint64_t body_left_ = 0;
     std::deque<request_times> in_flight_;
     std::string rendered_; // the bytes of a request with placeholders, until written
     std::string body_;     // the body of the current response, kept only for a body check (capped)
