@@ -46,11 +46,10 @@ void response::json(const boost::json::value& value, http::status s) {
     std::string& out = body();
     out.clear();
     sr.reset(&value);
+    // Through a stack buffer: growing the body string to its capacity first would zero it every time.
+    char chunk[1024];
     while (!sr.done()) {
-        const std::size_t used = out.size();
-        out.resize(out.capacity() > used + 64 ? out.capacity() : used + 512);
-        const auto written = sr.read(out.data() + used, out.size() - used);
-        out.resize(used + written.size());
+        out.append(sr.read(chunk, sizeof chunk));
     }
 }
 

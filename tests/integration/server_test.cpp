@@ -59,6 +59,17 @@ app make_app() {
         res.json(o);
     });
     a.get("/redirect", [](request&, response& res) { res.redirect("https://example.invalid/x"); });
+    // Serialised in many pieces: a long escaped string and a long array.
+    a.get("/json-big", [](request&, response& res) {
+        boost::json::object o(json_storage(res));
+        o.emplace("text", std::string(5000, '"'));
+        boost::json::array numbers(json_storage(res));
+        for (int i = 0; i < 2000; ++i) {
+            numbers.emplace_back(i * 7919);
+        }
+        o.emplace("numbers", std::move(numbers));
+        res.json(o);
+    });
     return a;
 }
 
@@ -95,6 +106,18 @@ TEST_F(server_test, json_is_serialised_by_the_json_library) {
     ASSERT_TRUE(r);
     EXPECT_EQ(r->body, R"({"message":"Hello, World!"})");
     EXPECT_EQ(r->field("content-type"), "application/json");
+
+    ASSERT_TRUE(c.send(get("/json-big")));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    boost::system::error_code ec;
+    const auto back = boost::json::parse(r->body, ec);
+    ASSERT_FALSE(ec) << r->body.substr(0, 200);
+    EXPECT_EQ(back.at("text").as_string(), std::string(5000, '"'));
+    const auto& numbers = back.at("numbers").as_array();
+    ASSERT_EQ(numbers.size(), 2000u);
+    EXPECT_EQ(numbers[1999].as_int64(), 1999 * 7919);
+    EXPECT_EQ(r->body.size(), std::stoul(std::string(r->field("content-length"))));
 }
 
 TEST_F(server_test, keep_alive_serves_many_requests_on_one_connection) {
