@@ -80,8 +80,7 @@ int serve(std::string_view name, const hotpath::app& routes, serve_flags& flags)
     fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} handler errors)\n", s.requests,
                s.connections_accepted, s.bad_requests, s.handler_exceptions);
     if (s.accept_pauses != 0) {
-        fmt::print("hotpath: accepting paused {} times: out of file descriptors (raise ulimit -n)\n",
-                   s.accept_pauses);
+        fmt::print("hotpath: accepting paused {} times: out of file descriptors (raise ulimit -n)\n", s.accept_pauses);
     }
     return 0;
 }

@@ -105,7 +105,8 @@ public:
             std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
             return {};
         }
-        return std::chrono::milliseconds{(utime + stime) * 1000 / static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK))};
+        return std::chrono::milliseconds{(utime + stime) * 1000 /
+                                         static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK))};
     }
     // The exit code, or -1 when it did not exit within `timeout` or died of a signal.
     int wait_exit(std::chrono::milliseconds timeout = 10s) {
