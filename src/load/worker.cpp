@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 namespace hotpath::load {
 
@@ -138,19 +139,19 @@ bool worker::may_send() const noexcept {
     return started_ && !stopping_ && !finished_ && (!counted_ || to_send_ > 0);
 }
 
-bool worker::wants_connection() const noexcept {
+std::uint64_t worker::connections_wanted() const noexcept {
     if (!may_send()) {
-        return false;
+        return 0;
     }
     if (!counted_) {
-        return true;
+        return std::numeric_limits<std::uint64_t>::max();
     }
     // Only as many connections as requests are left for (-n with --no-keepalive opens one each).
     std::uint64_t waiting = 0;
     for (const auto& c : connections_) {
         waiting += c->connecting() || c->ready() ? 1 : 0;
     }
-    return to_send_ > waiting;
+    return to_send_ > waiting ? to_send_ - waiting : 0;
 }
 
 void worker::send_closed(connection& c, clock::time_point now) {
@@ -272,7 +273,7 @@ void worker::on_gone(connection& c, bool failed) {
     }
     // A connection the server closed normally (no keep-alive) is replaced at once; after a failed connect
     // the next tick retries, which bounds the retry rate against a server that refuses.
-    const bool wanted = plan_.open_model() ? !pending_.empty() : wants_connection();
+    const bool wanted = plan_.open_model() ? !pending_.empty() : connections_wanted() > 0;
     if (!failed && !c.retire && wanted) {
         c.open();
     }
@@ -407,9 +408,14 @@ void worker::do_tick() {
         }
         if (!stopping_) {
             // Reconnect what failed, one attempt per tick.
+            std::uint64_t wanted = connections_wanted();
             for (auto& c : connections_) {
-                if (c->gone() && !c->retire && wants_connection()) {
+                if (wanted == 0) {
+                    break;
+                }
+                if (c->gone() && !c->retire) {
                     c->open();
+                    --wanted;
                 }
             }
         }

@@ -112,7 +112,8 @@ private:
     void schedule_tick(clock::time_point now);
     void dispatch(clock::time_point scheduled);
     bool may_send() const noexcept;
-    bool wants_connection() const noexcept; // closed model: would a gone connection be reopened now?
+    // Closed model: how many gone connections may be reopened now (one per request left with -n).
+    std::uint64_t connections_wanted() const noexcept;
     void send_closed(connection& c, clock::time_point now);
     void adjust_users(clock::time_point now);
     void check_timeouts(clock::time_point now);
