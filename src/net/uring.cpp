@@ -97,11 +97,11 @@ bool uring::available() noexcept {
 
 result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsigned buffer_count,
                                            unsigned buffer_bytes) {
-    std::unique_ptr<uring> u(new uring(owner));
-    auto& s = *u->state_;
     if (known_available.load(std::memory_order_relaxed) == 0) {
         return errno_code(ENOSYS);
     }
+    std::unique_ptr<uring> u(new uring(owner));
+    auto& s = *u->state_;
     io_uring_params params{};
     // COOP_TASKRUN: completions need no interrupt of the loop thread; it runs their task work on its next
     // io_uring_enter or wake-up. Not SINGLE_ISSUER/DEFER_TASKRUN: the loop sleeps in epoll_wait on the ring's
