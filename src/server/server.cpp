@@ -112,17 +112,17 @@ result<void> server::start() {
     std::uint16_t port = s.options.port;
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
-        if (s.use_uring && w->loop.ring() == nullptr && i == 0 && s.options.io == io_backend::automatic) {
+        if (s.use_uring && w->loop.ring() == nullptr) {
+            if (i > 0 || s.options.io == io_backend::uring) {
+                s.workers.clear();
+                return std::make_error_code(std::errc::function_not_supported);
+            }
             s.use_uring = false;
         }
         if (!s.use_uring) {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
         }
-        w->use_uring = s.use_uring && w->loop.ring() != nullptr;
-        if (s.use_uring && !w->use_uring) {
-            s.workers.clear();
-            return std::make_error_code(std::errc::function_not_supported);
-        }
+        w->use_uring = s.use_uring;
         auto l = net::listener::open(w->loop, s.options.address, port, s.options.backlog);
         if (!l) {
             s.workers.clear();
