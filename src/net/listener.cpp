@@ -36,6 +36,10 @@ result<std::unique_ptr<listener>> listener::open(loop& owner, const std::string&
     if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
         return std::error_code(errno, std::system_category());
     }
+    // Accepted sockets inherit TCP_NODELAY from the listener on Linux: no system call per connection for it.
+    if (::setsockopt(acceptor.native_handle(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
+        return std::error_code(errno, std::system_category());
+    }
     if (acceptor.bind(endpoint, ec); ec) {
         return fail(ec);
     }
@@ -108,8 +112,6 @@ void listener::on_uring_accept(uring_op* o, int res, unsigned flags) {
         if (self->closed_) {
             ::close(res);
         } else {
-            int one = 1;
-            ::setsockopt(res, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
             self->on_accept_fd_(res);
         }
     }
@@ -159,8 +161,6 @@ void listener::do_accept() {
             return;
         }
         if (!ec) {
-            boost::system::error_code ignored;
-            socket.set_option(tcp::no_delay(true), ignored);
             on_accept_(std::move(socket));
         }
         // Out of descriptors: pause (the connection stays in the backlog); other failures concern that one

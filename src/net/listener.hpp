@@ -28,11 +28,12 @@ public:
 
     std::uint16_t port() const noexcept { return port_; }
 
-    // Accepts until close(), calling on_accept on the owner loop with each new socket (TCP_NODELAY set).
+    // Accepts until close(), calling on_accept on the owner loop with each new socket (TCP_NODELAY inherited
+    // from the listener).
     // Call on the owner loop's thread.
     void start(accept_fn on_accept);
     // Accepts with one multishot accept on the owner loop's io_uring instead: no epoll registration, and
-    // on_accept gets each connected fd (TCP_NODELAY set), which it owns. Call on the owner loop's thread.
+    // on_accept gets each connected fd (TCP_NODELAY inherited), which it owns. Call on the owner loop's thread.
     void start(uring& ring, accept_fd_fn on_accept);
     // Stops accepting and closes the socket; call on the owner loop's thread.
     void close() noexcept;

@@ -132,7 +132,7 @@ void uring_transport::maybe_closed() {
         return;
     }
     close_reported_ = true;
-    ::close(fd_);
+    ring_.close(fd_);
     fd_ = -1;
     boost::asio::post(loop::current()->context(), [owner = &owner_] { owner->on_transport_closed(); });
 }

@@ -7,11 +7,17 @@
 
 #include <gtest/gtest.h>
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
 #include <charconv>
+#include <filesystem>
 #include <future>
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace hotpath {
 namespace {
@@ -284,6 +290,56 @@ TEST_F(server_test, connection_close_is_honoured_and_later_requests_ignored) {
     EXPECT_EQ(r->body, "1");
     EXPECT_EQ(r->field("connection"), "close");
     EXPECT_TRUE(c.wait_closed());
+}
+
+// The server runs in this process: its sockets are among this process's descriptors.
+std::vector<int> socket_fds_with_peer_port(std::uint16_t peer_port) {
+    std::vector<int> fds;
+    for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+        const int fd = std::stoi(entry.path().filename().string());
+        sockaddr_in peer{};
+        socklen_t len = sizeof(peer);
+        if (::getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) == 0 && peer.sin_family == AF_INET &&
+            ntohs(peer.sin_port) == peer_port) {
+            fds.push_back(fd);
+        }
+    }
+    return fds;
+}
+
+std::size_t open_fd_count() {
+    const auto it = std::filesystem::directory_iterator("/proc/self/fd");
+    return static_cast<std::size_t>(std::distance(std::filesystem::begin(it), std::filesystem::end(it)));
+}
+
+// TCP_NODELAY is set once on the listener and inherited by every accepted socket; a closed connection's
+// descriptor is closed by the server (through the ring on io_uring), so a thousand of them leave none behind.
+TEST_F(server_test, accepted_sockets_have_nagle_off_and_closed_ones_leave_no_descriptor) {
+    test_server srv(routes_);
+    const std::size_t before = open_fd_count();
+    {
+        raw_client c(srv.port());
+        ASSERT_TRUE(c.send(get("/hello")));
+        ASSERT_TRUE(c.read_reply());
+        const auto fds = socket_fds_with_peer_port(c.local_port());
+        ASSERT_EQ(fds.size(), 1u);
+        int nodelay = 0;
+        socklen_t len = sizeof(nodelay);
+        ASSERT_EQ(::getsockopt(fds[0], IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+        EXPECT_EQ(nodelay, 1);
+    }
+    for (int i = 0; i < 1000; ++i) {
+        raw_client c(srv.port());
+        ASSERT_TRUE(c.send("GET /hello HTTP/1.0\r\n\r\n")) << i;
+        ASSERT_TRUE(c.read_reply()) << i;
+        ASSERT_TRUE(c.wait_closed()) << i; // FIN: the server's descriptor is closed
+    }
+    // The first connection was closed by the client: the server closes its end once it has read the EOF.
+    for (int i = 0; i < 200 && open_fd_count() != before; ++i) {
+        std::this_thread::sleep_for(10ms);
+    }
+    EXPECT_EQ(open_fd_count(), before);
+    EXPECT_EQ(srv.get().stats().connections_accepted, 1001u);
 }
 
 TEST_F(server_test, unknown_path_is_404_problem_json) {

@@ -33,6 +33,15 @@ raw_client::raw_client(std::uint16_t port) {
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 }
 
+std::uint16_t raw_client::local_port() const noexcept {
+    sockaddr_in addr{};
+    socklen_t len = sizeof(addr);
+    if (fd_ < 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+        return 0;
+    }
+    return ntohs(addr.sin_port);
+}
+
 raw_client::~raw_client() {
     if (fd_ >= 0) {
         ::close(fd_);

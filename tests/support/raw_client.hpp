@@ -30,6 +30,8 @@ public:
     raw_client& operator=(const raw_client&) = delete;
 
     bool connected() const noexcept { return fd_ >= 0; }
+    // This end's port, which is the peer port of the server's socket for this connection.
+    std::uint16_t local_port() const noexcept;
     bool send(std::string_view bytes);
     // Reads one response (Content-Length or no body; 1xx, 204, 304 and HEAD replies have none). nullopt on
     // timeout, close or malformed input.
