@@ -103,7 +103,7 @@ for t in plaintext json redirect; do
 done
 
 # --- wrk runs: per run, per test, the two servers back to back ------------------------------
-: >"$TMP/res"  # columns: server test req/s req/CPU-s server-CPU% load-CPU% [ab ms/request]
+: >"$TMP/res"  # columns: server test req/s req/CPU-s server-CPU% load-CPU% ab-ms/request|- run
 measure() {  # measure SERVER TEST LOAD-COMMAND... : runs the load, appends one line to $TMP/res
   local s=$1 t=$2 pid=${PID[$1.$2]} c0 c1 w0 w1 rps n ms=""
   c0=$(cpu_ticks "$pid"); w0=$(now_ns)
@@ -118,17 +118,21 @@ measure() {  # measure SERVER TEST LOAD-COMMAND... : runs the load, appends one 
     awk '/^Failed requests:/ && $3 > 0' "$TMP/out" >&2
   fi
   [[ -n $rps && -n $n ]] || { log "could not parse the output of $3:"; cat "$TMP/out" >&2; exit 1; }
-  awk -v s="$s" -v t="$t" -v r="$rps" -v n="$n" -v c=$((c1 - c0)) -v k="$TCK" -v w=$((w1 - w0)) -v ms="$ms" \
+  awk -v s="$s" -v t="$t" -v r="$rps" -v n="$n" -v run="$run" -v c=$((c1 - c0)) -v k="$TCK" -v w=$((w1 - w0)) -v ms="$ms" \
     -v u="$(cat "$TMP/time")" 'BEGIN {split(u, l, " "); cs = c / k; ws = w / 1e9
-      printf "%s %s %.0f %.0f %.0f %.0f %s\n", s, t, r, (cs > 0 ? n / cs : 0), 100 * cs / ws, 100 * (l[1] + l[2]) / ws, ms}' \
+      printf "%s %s %.0f %.0f %.0f %.0f %s %d\n", s, t, r, (cs > 0 ? n / cs : 0), 100 * cs / ws,
+        100 * (l[1] + l[2]) / ws, (ms == "" ? "-" : ms), run}' \
     >>"$TMP/res"
   log "  $(tail -n 1 "$TMP/res")"
 }
 TESTS=(plaintext json redirect pipeline)
 PID[hotpath.redirect-ab]=$AV_PID PID[nginx.redirect-ab]=$NG_PID
+# Each pair runs back to back, hotpath first in odd runs and nginx first in even ones, so that a pair shares
+# the machine's moment and neither server is always the one measured after the other.
 for ((run = 1; run <= RUNS; run++)); do
+  ORDER=(hotpath nginx); ((run % 2)) || ORDER=(nginx hotpath)
   for t in "${TESTS[@]}"; do
-    for s in hotpath nginx; do
+    for s in "${ORDER[@]}"; do
       log "run $run/$RUNS: $s $t (wrk -c$CONNECTIONS -d$DURATION)"
       extra=(); [[ $t == pipeline ]] && extra=(-s "$ROOT/bench/pipeline.lua")
       measure "$s" "$t" wrk -t1 "-c$CONNECTIONS" "-d$DURATION" --latency "${extra[@]}" "${URL[$s.$t]}" \
@@ -137,7 +141,7 @@ for ((run = 1; run <= RUNS; run++)); do
     done
   done
   # --- ab: redirect without keep-alive (one connection per request, as in case 5) ------------
-  for s in hotpath nginx; do
+  for s in "${ORDER[@]}"; do
     log "run $run/$RUNS: $s redirect (ab -n 100000 -c 10, no keep-alive)"
     measure "$s" redirect-ab ab -q -s 10 -n 100000 -c 10 "${URL[$s.redirect]}"
   done
@@ -190,11 +194,21 @@ done
 
 # --- report: aligned table on stdout, Markdown to OUT ---------------------------------------
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN {if (b > 0) printf "%.2f", a / b; else print "n/a"}'; }
+# pairs TEST COLUMN: hotpath/nginx of that column for each run's back-to-back pair, in run order.
+pairs() {
+  awk -v t="$1" -v c="$2" '$2 == t && NF >= 8 {v[$1, $8] = $c; if ($8 > n) n = $8}
+    END {for (r = 1; r <= n; r++) if (v["nginx", r] > 0) printf "%.2f ", v["hotpath", r] / v["nginx", r]}' "$TMP/res"
+}
+# pair_ratio TEST COLUMN: the median of the paired ratios; noise that moves both servers of a pair cancels out.
+pair_ratio() {
+  pairs "$1" "$2" | tr ' ' '\n' | sed '/^$/d' | sort -g |
+    awk '{v[NR] = $1} END {if (!NR) print "n/a"; else printf "%.2f", (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'
+}
 HEAD=(test "hotpath req/s" "nginx req/s" ratio "hotpath req/CPU-s" "nginx req/CPU-s" ratio "server CPU% h/n" "load CPU% h/n")
 ROWS=()
 for t in "${TESTS[@]}" redirect-ab; do
   h1=$(med hotpath "$t" 3) n1=$(med nginx "$t" 3) h2=$(med hotpath "$t" 4) n2=$(med nginx "$t" 4)
-  ROWS+=("$t|$h1|$n1|$(ratio "$h1" "$n1")|$h2|$n2|$(ratio "$h2" "$n2")|$(med hotpath "$t" 5)/$(med nginx "$t" 5)|$(med hotpath "$t" 6)/$(med nginx "$t" 6)")
+  ROWS+=("$t|$h1|$n1|$(pair_ratio "$t" 3)|$h2|$n2|$(pair_ratio "$t" 4)|$(med hotpath "$t" 5)/$(med nginx "$t" 5)|$(med hotpath "$t" 6)/$(med nginx "$t" 6)")
 done
 SIZE_HP=$(stat -c %s "$HOTPATH") SIZE_NG=$(stat -c %s "$NGINX")
 if command -v size >/dev/null; then
@@ -205,7 +219,8 @@ STARTUP_MORE=""
 [[ -z $PROBE ]] || STARTUP_MORE="; to the first connect (listening): hotpath $(med hotpath startup 4) ms, nginx $(med nginx startup 4) ms"
 [[ -z $FLOOR ]] || STARTUP_MORE+="; the floor (bench/startup_floor.cpp): $(med floor startup 3) ms to its answer"
 EXTRA=(
-  "runs: $RUNS x $DURATION, wrk -t1 -c$CONNECTIONS on CPU 1, servers on CPU 0; medians; ratio = hotpath / nginx"
+  "runs: $RUNS x $DURATION, wrk -t1 -c$CONNECTIONS on CPU 1, servers on CPU 0; medians; ratio = median of the runs' hotpath / nginx ratios, each from a back-to-back pair"
+  "req/CPU-s ratio of each run's pair: plaintext $(pairs plaintext 4); json $(pairs json 4); redirect $(pairs redirect 4); redirect-ab $(pairs redirect-ab 4)"
   "pipeline = /plaintext with 16 requests per write; redirect-ab = ab -n 100000 -c 10, no keep-alive"
   "ab mean time per request: hotpath $(med hotpath redirect-ab 7) ms, nginx $(med nginx redirect-ab 7) ms"
   "response bytes (head+body) hotpath / nginx: plaintext ${BYTES[hotpath.plaintext]} / ${BYTES[nginx.plaintext]}, json ${BYTES[hotpath.json]} / ${BYTES[nginx.json]}, redirect ${BYTES[hotpath.redirect]} / ${BYTES[nginx.redirect]}"
