@@ -91,7 +91,7 @@ struct load_flags {
     unsigned connections = 50;
     std::string duration;
     std::uint64_t requests = 0;
-    unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+    unsigned threads = 1; // one per core, set by add_to (reading the core count costs system calls)
     std::string method = "GET";
     std::vector<std::string> headers;
     std::string body;
@@ -110,6 +110,7 @@ struct load_flags {
     bool quiet = false;
 
     void add_to(CLI::App& cmd) {
+        threads = std::max(1u, std::thread::hardware_concurrency());
         cmd.add_option("url", url, "Target, http://host[:port]/path (required unless merging)");
         cmd.add_option("-c,--connections", connections, "Connections (closed model: virtual users)")
             ->capture_default_str()
@@ -350,6 +351,12 @@ int run_merge(const std::vector<std::string>& paths) {
     return 0;
 }
 
+// Adds a subcommand's options only once the command line names it (CLI11 runs the callback before parsing
+// the subcommand's own arguments, `--help` included): a start builds the few dozen options it uses, not all.
+void when_chosen(CLI::App* cmd, std::function<void(CLI::App&)> add_options) {
+    cmd->preparse_callback([cmd, add = std::move(add_options)](std::size_t) { add(*cmd); });
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -360,21 +367,25 @@ int main(int argc, char** argv) {
 
     serve_flags platform_flags;
     auto* platform = serve_cmd->add_subcommand("platform", "TechEmpower tests: GET /plaintext and GET /json");
-    platform_flags.options.port = 8080;
-    platform->add_option("--port,-p", platform_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
-    platform_flags.add_to(*platform);
+    when_chosen(platform, [&](CLI::App& cmd) {
+        platform_flags.options.port = 8080;
+        cmd.add_option("--port,-p", platform_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+        platform_flags.add_to(cmd);
+    });
 
     serve_flags avatar_flags;
     unsigned avatar_n = 0;
     auto* avatar = serve_cmd->add_subcommand("avatar", "Case 5: GET / redirects to a random Renard-{k}.png");
-    avatar_flags.options.port = 5001;
-    avatar->add_option("port", avatar_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
-    avatar->add_option("n", avatar_n, "Largest k: k is uniform in 0..N")->capture_default_str();
-    avatar_flags.add_to(*avatar);
+    when_chosen(avatar, [&](CLI::App& cmd) {
+        avatar_flags.options.port = 5001;
+        cmd.add_option("port", avatar_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+        cmd.add_option("n", avatar_n, "Largest k: k is uniform in 0..N")->capture_default_str();
+        avatar_flags.add_to(cmd);
+    });
 
     load_flags load_options;
     auto* load = cli.add_subcommand("load", "Load an HTTP server: closed or open model, stages, thresholds, reports");
-    load_options.add_to(*load);
+    when_chosen(load, [&](CLI::App& cmd) { load_options.add_to(cmd); });
     std::vector<std::string> merge_paths;
     auto* merge =
         load->add_subcommand("merge", "Merge the --json files of runs made at the same time from several "
@@ -385,11 +396,13 @@ int main(int argc, char** argv) {
     std::string weather_delay = "10ms";
     auto* weather =
         serve_cmd->add_subcommand("weather", "Case 1 downstream: GET /weatherForecast (async wait, 5 forecasts)");
-    weather_flags.options.port = 5176;
-    weather->add_option("--port,-p", weather_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
-    weather->add_option("--delay", weather_delay, "Asynchronous wait per request (a cache or database call)")
-        ->capture_default_str();
-    weather_flags.add_to(*weather);
+    when_chosen(weather, [&](CLI::App& cmd) {
+        weather_flags.options.port = 5176;
+        cmd.add_option("--port,-p", weather_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+        cmd.add_option("--delay", weather_delay, "Asynchronous wait per request (a cache or database call)")
+            ->capture_default_str();
+        weather_flags.add_to(cmd);
+    });
 
     serve_flags aggregator_flags;
     hotpath::apps::aggregator_options aggregator_options;
@@ -398,32 +411,30 @@ int main(int argc, char** argv) {
     std::string aggregator_lifetime = "5m";
     auto* aggregator = serve_cmd->add_subcommand(
         "aggregator", "Case 1 upstream: GET / calls the weather service N times (?strategy=&limit=&calls=)");
-    aggregator_flags.options.port = 5060;
-    aggregator->add_option("--port,-p", aggregator_flags.options.port, "Port; 0 picks a free one")
-        ->capture_default_str();
-    aggregator->add_option("--upstream", aggregator_options.upstream, "The weather service's base URL")
-        ->capture_default_str();
-    aggregator->add_option("--calls", aggregator_options.calls, "Downstream calls per request")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 100000u));
-    aggregator
-        ->add_option("--strategy", aggregator_strategy, "sequential | all | bounded (a request's ?strategy= wins)")
-        ->capture_default_str();
-    aggregator->add_option("--limit", aggregator_options.limit, "bounded: calls in flight at most")
-        ->capture_default_str()
-        ->check(CLI::Range(1u, 100000u));
-    aggregator->add_option("--timeout", aggregator_timeout, "Per downstream call; past it the answer is 504")
-        ->capture_default_str();
-    aggregator
-        ->add_option("--upstream-connections", aggregator_options.client.max_connections_per_host,
-                     "Pooled connections to the upstream per loop")
-        ->capture_default_str()
-        ->check(CLI::Range(std::size_t{1}, std::size_t{65535}));
-    aggregator
-        ->add_option("--connection-lifetime", aggregator_lifetime,
-                     "Pooled connections are retired after this (PooledConnectionLifetime)")
-        ->capture_default_str();
-    aggregator_flags.add_to(*aggregator);
+    when_chosen(aggregator, [&](CLI::App& cmd) {
+        aggregator_flags.options.port = 5060;
+        cmd.add_option("--port,-p", aggregator_flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+        cmd.add_option("--upstream", aggregator_options.upstream, "The weather service's base URL")
+            ->capture_default_str();
+        cmd.add_option("--calls", aggregator_options.calls, "Downstream calls per request")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 100000u));
+        cmd.add_option("--strategy", aggregator_strategy, "sequential | all | bounded (a request's ?strategy= wins)")
+            ->capture_default_str();
+        cmd.add_option("--limit", aggregator_options.limit, "bounded: calls in flight at most")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 100000u));
+        cmd.add_option("--timeout", aggregator_timeout, "Per downstream call; past it the answer is 504")
+            ->capture_default_str();
+        cmd.add_option("--upstream-connections", aggregator_options.client.max_connections_per_host,
+                       "Pooled connections to the upstream per loop")
+            ->capture_default_str()
+            ->check(CLI::Range(std::size_t{1}, std::size_t{65535}));
+        cmd.add_option("--connection-lifetime", aggregator_lifetime,
+                       "Pooled connections are retired after this (PooledConnectionLifetime)")
+            ->capture_default_str();
+        aggregator_flags.add_to(cmd);
+    });
 
     try {
         cli.parse(argc, argv);
