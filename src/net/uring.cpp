@@ -203,6 +203,12 @@ void uring::cancel_fd(int fd, uring_op* op) {
 }
 
 void uring::close(int fd) {
+    // Outside a batch of completions the close would need a submission of its own, which costs the same system
+    // call, and a posted flush could be dropped by a loop that stops first: close at once.
+    if (!state_->reaping) {
+        ::close(fd);
+        return;
+    }
     // A close fails only for a descriptor that is not open, which would be a bug here: nothing to report.
     static uring_op ignore{[](uring_op*, int, unsigned) {}};
     io_uring_sqe* sqe = get_sqe();

@@ -50,7 +50,8 @@ public:
     void cancel(uring_op* target, uring_op* op);
     // Cancels every operation on `fd`; `op` completes when the cancel is done.
     void cancel_fd(int fd, uring_op* op);
-    // Closes `fd` with the next submission instead of a system call of its own; nothing may refer to it after.
+    // Closes `fd`: inside a batch of completions with the batch's submission instead of a system call of its
+    // own, otherwise at once. Nothing may refer to it after.
     void close(int fd);
 
     std::string_view buffer_data(unsigned flags, int res) const noexcept;
