@@ -283,6 +283,11 @@ bool connection::do_body() {
             phase_ = phase::ready;
             return true;
         }
+        // All input was consumed: the framing bytes behind the decoded body are dead, so the next read lands
+        // right after the body. The buffer holds the decoded body plus one read, however much framing
+        // (tiny chunks, long extensions) the body came with.
+        end_ = begin_ + head_bytes_ + body_bytes_;
+        chunk_pos_ = head_bytes_ + body_bytes_;
     }
     // RFC 9110 §10.1.1: tell a client that waits for it to send the body.
     if (head_.expect_continue && !continue_sent_ && head_.version_minor == 1) {
