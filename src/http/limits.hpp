@@ -33,6 +33,11 @@ struct limits {
     // (slow-POST defence). Kestrel: MinRequestBodyDataRate 240 bytes/s with a 5 s grace period.
     std::uint64_t min_body_bytes_per_second = 240;
     std::chrono::seconds min_body_rate_grace{5};
+    // A response must be taken by the client at least this fast, or the connection is closed (a client that
+    // stops reading would otherwise hold its connection and buffers forever). Each write of n bytes gets
+    // n / rate seconds plus the grace period. Kestrel: MinResponseDataRate 240 bytes/s, 5 s grace. 0: no limit.
+    std::uint64_t min_response_bytes_per_second = 240;
+    std::chrono::seconds min_response_rate_grace{5};
     // Simultaneous connections across all loops; past this new connections are closed at once. Kestrel: unlimited.
     std::size_t max_connections = 0; // 0: unlimited
     // On shutdown, in-flight requests get this long to finish before connections are closed.

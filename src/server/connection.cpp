@@ -199,6 +199,7 @@ void connection::do_process() {
         close();
         return;
     }
+    arm_read_timeout();
     const bool wants_bytes = phase_ == phase::head || phase_ == phase::body_length || phase_ == phase::body_chunked;
     if (out_.size() >= out_high_water_bytes && !reading_paused_) {
         reading_paused_ = true;
@@ -375,12 +376,22 @@ void connection::finish_request() {
         return;
     }
     phase_ = phase::head;
-    if (begin_ == end_) {
+    timeout_ = timeout_kind::none; // armed by do_process once the responses are written
+}
+
+// Waiting for the client again, with every response written: the keep-alive timeout when nothing of the next
+// request is here, else the headers timeout for the rest of its head.
+void connection::arm_read_timeout() {
+    if (phase_ != phase::head || timeout_ != timeout_kind::none || write_pending_ || !out_.empty()) {
+        return;
+    }
+    const auto& limits = owner_.options.limits;
+    if (begin_ == end_ && overflow_.empty()) {
         timeout_ = timeout_kind::idle;
-        deadline_ = owner_.loop.now() + owner_.options.limits.keep_alive_timeout;
+        deadline_ = owner_.loop.now() + limits.keep_alive_timeout;
     } else {
         timeout_ = timeout_kind::headers;
-        deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
+        deadline_ = owner_.loop.now() + limits.request_headers_timeout;
     }
 }
 
@@ -411,6 +422,11 @@ void connection::do_write() {
     }
     std::swap(out_, writing_);
     write_pending_ = true;
+    const auto& limits = owner_.options.limits;
+    write_deadline_ = limits.min_response_bytes_per_second == 0
+                          ? net::clock::time_point::max()
+                          : owner_.loop.now() + limits.min_response_rate_grace +
+                                std::chrono::seconds{writing_.size() / limits.min_response_bytes_per_second};
     transport_->write(writing_);
 }
 
@@ -456,6 +472,12 @@ void connection::do_linger() {
 
 void connection::on_tick(net::clock::time_point now) {
     const auto& limits = owner_.options.limits;
+    if (write_pending_ && now >= write_deadline_) {
+        // The client stopped taking its responses: nothing more can be said to it.
+        owner_.stats.timeouts.add();
+        close();
+        return;
+    }
     switch (timeout_) {
     case timeout_kind::none:
         return;
@@ -476,6 +498,12 @@ void connection::on_tick(net::clock::time_point now) {
         }
         return;
     case timeout_kind::body_rate: {
+        if (reading_paused_) {
+            // Not reading (its responses are not being taken): the rate is measured afresh once reading resumes.
+            body_started_ = now;
+            body_received_ = 0;
+            return;
+        }
         const auto elapsed = now - body_started_;
         if (elapsed > limits.min_body_rate_grace) {
             const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();

@@ -35,7 +35,7 @@ public:
     connection& operator=(const connection&) = delete;
 
     void start();
-    // Once a second: enforce the headers, keep-alive and body-rate timeouts.
+    // Once a second: enforce the headers, keep-alive, body-rate and response-rate timeouts.
     void on_tick(net::clock::time_point now);
     // Graceful shutdown: close now if idle, else after the response in progress.
     void drain();
@@ -65,6 +65,7 @@ private:
     void fail(http::status s, std::string_view detail);
     void do_write();
     void do_linger();
+    void arm_read_timeout();
     void close();
     bool ensure_space(std::size_t bytes);
     void take_overflow();
@@ -105,8 +106,11 @@ private:
     bool peer_ended_ = false; // EOF or error from the peer: finish what is in progress, then close
     bool linger_ = false;     // unread request bytes may follow: read and discard before closing
 
+    // The read-side timeout. It runs only while the connection waits for the client's bytes: never while
+    // responses are still being written (the response-rate deadline covers that time).
     timeout_kind timeout_ = timeout_kind::headers;
     net::clock::time_point deadline_{};
+    net::clock::time_point write_deadline_{}; // while write_pending_: the client must have taken it by then
     net::clock::time_point body_started_{};
     std::uint64_t body_received_ = 0;
 };

@@ -15,7 +15,7 @@ struct loop_stats {
     counter responses_by_class[6]; // index = status / 100 (1xx..5xx)
     counter bad_requests;          // malformed or over a limit: answered 4xx/5xx by the connection, then closed
     counter handler_exceptions;    // exceptions escaping handlers, answered 500
-    counter timeouts;              // headers, idle keep-alive and body-rate timeouts
+    counter timeouts;              // headers, idle keep-alive, body-rate and response-rate timeouts
     counter accept_pauses;         // accepting paused: out of file descriptors or kernel memory
 };
 

@@ -209,6 +209,68 @@ TEST_F(limits_test, body_slower_than_the_minimum_rate_is_408) {
     EXPECT_EQ(r->status, 408);
 }
 
+// A client may pipeline many requests and read the answers later. While their responses wait for it, the
+// requests behind them are not a slow head: no 408 and no lost request, however long the client pauses
+// (within the response rate).
+TEST_F(limits_test, pipelined_requests_behind_unread_responses_do_not_time_out) {
+    http::limits l;
+    l.request_headers_timeout = 1s;
+    l.keep_alive_timeout = 1s;
+    const std::string big(256 * 1024, 'b');
+    app a;
+    a.get("/big", [&big](request&, response& res) { res.body(big, "application/octet-stream"); });
+    test_server srv(a, l);
+    raw_client c(srv.port());
+    constexpr int count = 200; // 51 MB of responses: far more than socket buffers hold
+    std::string requests;
+    for (int i = 0; i < count; ++i) {
+        requests += "GET /big HTTP/1.1\r\nHost: t\r\n\r\n";
+    }
+    ASSERT_TRUE(c.send(requests));
+    std::this_thread::sleep_for(3s); // three headers timeouts
+    for (int i = 0; i < count; ++i) {
+        auto r = c.read_reply();
+        ASSERT_TRUE(r) << "reply " << i;
+        ASSERT_EQ(r->status, 200) << "reply " << i;
+        ASSERT_EQ(r->body.size(), big.size()) << "reply " << i;
+    }
+    EXPECT_EQ(srv.get().stats().timeouts, 0u);
+    // With every response taken, the keep-alive timeout applies again.
+    EXPECT_TRUE(c.wait_closed(5s));
+}
+
+// A client that stops reading may not hold its connection (and the unsent response) forever: each write
+// must be taken at the minimum response rate. One that reads gets the same response whole.
+TEST_F(limits_test, client_that_stops_reading_is_closed_at_the_response_rate) {
+    http::limits l;
+    l.min_response_bytes_per_second = 16 * 1024 * 1024;
+    l.min_response_rate_grace = 1s;
+    const std::string huge(32 * 1024 * 1024, 'h'); // 1 s grace + 2 s at the rate; far over socket buffers
+    app a;
+    a.get("/huge", [&huge](request&, response& res) { res.body(huge, "application/octet-stream"); });
+    test_server srv(a, l);
+
+    raw_client reader(srv.port());
+    ASSERT_TRUE(reader.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
+    auto r = reader.read_reply(10s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body.size(), huge.size());
+    EXPECT_EQ(srv.get().stats().timeouts, 0u);
+
+    raw_client stalled(srv.port());
+    ASSERT_TRUE(stalled.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
+    const auto t0 = std::chrono::steady_clock::now();
+    while (srv.get().stats().timeouts == 0 && std::chrono::steady_clock::now() - t0 < 10s) {
+        std::this_thread::sleep_for(50ms);
+    }
+    EXPECT_EQ(srv.get().stats().timeouts, 1u);
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 2s); // not before its deadline
+    EXPECT_FALSE(stalled.read_reply(5s)); // part of the response, then the close
+    // The reader's connection is still served.
+    ASSERT_TRUE(reader.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
+    EXPECT_TRUE(reader.read_reply(10s));
+}
+
 TEST_F(limits_test, connections_over_the_maximum_are_closed_at_once) {
     http::limits l;
     l.max_connections = 2;
