@@ -54,8 +54,7 @@ connection::connection(worker& owner)
         next->prev = this;
     }
     owner_.first = this;
-    ++owner_.connection_count;
-    owner_.open_connections.fetch_add(1, std::memory_order_relaxed);
+    ++owner_.connection_count; // open_connections was counted when the server admitted it
     owner_.stats.connections_accepted.add();
     // A new connection must send its first request head within the headers timeout (as Kestrel does).
     timeout_ = timeout_kind::headers;

@@ -34,10 +34,22 @@ struct server::impl {
     bool started = false;
     bool use_uring = false;
 
-    void on_accept(worker& w, boost::asio::ip::tcp::socket socket) {
+    // Takes a place among the open connections, or refuses. The place is taken before the check, so loops
+    // accepting at the same moment cannot together pass limits.max_connections; the connection gives it
+    // back when destroyed.
+    bool admit(worker& w) {
+        const std::size_t open = open_connections.fetch_add(1, std::memory_order_relaxed);
         const std::size_t max = options.limits.max_connections;
-        if (w.draining || (max != 0 && open_connections.load(std::memory_order_relaxed) >= max)) {
+        if (w.draining || (max != 0 && open >= max)) {
+            open_connections.fetch_sub(1, std::memory_order_relaxed);
             w.stats.connections_rejected.add();
+            return false;
+        }
+        return true;
+    }
+
+    void on_accept(worker& w, boost::asio::ip::tcp::socket socket) {
+        if (!admit(w)) {
             boost::system::error_code ignored;
             socket.close(ignored);
             return;
@@ -47,9 +59,7 @@ struct server::impl {
     }
 
     void on_accept_fd(worker& w, int fd) {
-        const std::size_t max = options.limits.max_connections;
-        if (w.draining || (max != 0 && open_connections.load(std::memory_order_relaxed) >= max)) {
-            w.stats.connections_rejected.add();
+        if (!admit(w)) {
             ::close(fd);
             return;
         }

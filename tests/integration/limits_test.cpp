@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
+#include <memory>
 #include <string>
 #include <thread>
 #include <unistd.h>
+#include <vector>
 
 namespace hotpath {
 namespace {
@@ -287,6 +289,36 @@ TEST_F(limits_test, connections_over_the_maximum_are_closed_at_once) {
     // The first two still work.
     a.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
     EXPECT_TRUE(a.read_reply());
+}
+
+// Loops accept at the same time; together they still admit no more than the maximum.
+TEST_F(limits_test, the_connection_maximum_holds_across_loops) {
+    http::limits l;
+    l.max_connections = 4;
+    test_server srv(routes_, l, 2);
+    ASSERT_EQ(srv.get().threads(), 2u);
+    constexpr int per_thread = 20;
+    std::vector<std::unique_ptr<raw_client>> clients[2];
+    std::thread connectors[2];
+    for (auto& list : clients) {
+        connectors[&list - clients] = std::thread([&list, port = srv.port()] {
+            for (int i = 0; i < per_thread; ++i) {
+                list.push_back(std::make_unique<raw_client>(port));
+            }
+        });
+    }
+    for (auto& t : connectors) {
+        t.join();
+    }
+    int answered = 0;
+    for (auto& list : clients) {
+        for (auto& c : list) {
+            c->send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+            answered += c->read_reply(3s).has_value() ? 1 : 0;
+        }
+    }
+    EXPECT_EQ(answered, 4);
+    EXPECT_EQ(srv.get().stats().connections_rejected, 2u * per_thread - 4);
 }
 
 } // namespace
