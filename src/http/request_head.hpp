@@ -25,7 +25,8 @@ struct request_head {
     http::method method = http::method::other;
     std::string_view method_token;  // as sent, e.g. "GET"
     std::string_view target;        // request-target as sent (RFC 9112 §3.2)
-    std::string_view path;          // target up to '?' (origin-form), or the whole target for other forms
+    std::string_view path;          // origin- and absolute-form: the path, before '?' ("/" when empty);
+                                    // asterisk- and authority-form ("*", "host:port"): the whole target
     std::string_view query;         // after '?', without it; empty when none
     std::uint8_t version_minor = 1; // HTTP/1.<minor>; only 0 and 1 are accepted
 
@@ -37,7 +38,8 @@ struct request_head {
     std::uint64_t content_length = 0; // valid when framing == content_length
     bool keep_alive = true;           // HTTP/1.1 default unless "Connection: close"; 1.0 only with "keep-alive"
     bool expect_continue = false;     // "Expect: 100-continue"
-    std::string_view host;            // the Host field value; empty when absent (allowed on 1.0 only)
+    std::string_view host;            // the Host field value, or the authority of an absolute-form target
+                                      // (RFC 9112 §3.2.2); empty when absent (allowed on 1.0 only)
 
     // The first field named `name` (case-insensitive), or an empty view when absent.
     std::string_view find(std::string_view name) const noexcept;

@@ -82,9 +82,57 @@ bool note_field(const field& f, request_head& out, field_facts& facts) noexcept 
     return true;
 }
 
+// Splits out.target into path and query by its form (RFC 9112 §3.2). origin-form "/p?q" is what clients
+// send to an origin server; absolute-form "http://host/p?q" is what they send to a proxy, and a server MUST
+// accept it (§3.2.2), its authority replacing the Host field; asterisk-form "*" only with OPTIONS and
+// authority-form "host:port" only with CONNECT (§3.2.3-4), where path is the whole target. Anything else is
+// not a request-target → 400. `authority` is set for absolute-form only.
+status split_target(request_head& out, std::string_view& authority) noexcept {
+    std::string_view t = out.target;
+    authority = {};
+    if (t.front() != '/') {
+        if (out.method == method::connect) {
+            out.path = t;
+            out.query = {};
+            return status::none;
+        }
+        if (t == "*" && out.method == method::options) {
+            out.path = t;
+            out.query = {};
+            return status::none;
+        }
+        // absolute-form with the http or https scheme (case-insensitive, RFC 9110 §4.2.3).
+        std::size_t scheme = 0;
+        if (t.size() > 7 && iequals(t.substr(0, 7), "http://")) {
+            scheme = 7;
+        } else if (t.size() > 8 && iequals(t.substr(0, 8), "https://")) {
+            scheme = 8;
+        } else {
+            return status::bad_request;
+        }
+        const std::size_t end = std::min(t.find_first_of("/?", scheme), t.size());
+        authority = t.substr(scheme, end - scheme);
+        if (authority.empty() || authority.find('@') != std::string_view::npos) {
+            return status::bad_request; // RFC 9110 §4.2.1: no empty host; §4.2.4: no userinfo
+        }
+        if (end == t.size() || t[end] == '?') {
+            // An empty path is "/" (§3.2.1): the view is the scheme's first slash, so it stays in the buffer.
+            out.path = t.substr(scheme - 2, 1);
+            out.query = end == t.size() ? std::string_view{} : t.substr(end + 1);
+            return status::none;
+        }
+        t = t.substr(end);
+    }
+    const std::size_t question = t.find('?');
+    out.path = t.substr(0, question);
+    out.query = question == std::string_view::npos ? std::string_view{} : t.substr(question + 1);
+    return status::none;
+}
+
 // Validates the request line at p[start, line_end) (line_end is just past its LF) and fills the head's
 // request-line members. Loops need no bounds checks: each stops at the LF, which is in none of the classes.
-status parse_request_line(const char* p, std::size_t start, std::size_t line_end, request_head& out) noexcept {
+status parse_request_line(const char* p, std::size_t start, std::size_t line_end, request_head& out,
+                          std::string_view& authority) noexcept {
     // RFC 9112 §3: request-line = method SP request-target SP HTTP-version; method = token.
     std::size_t i = start;
     while (is(p[i], tchar_bit)) {
@@ -105,9 +153,9 @@ status parse_request_line(const char* p, std::size_t start, std::size_t line_end
         return status::bad_request;
     }
     out.target = {p + target_start, i - target_start};
-    const std::size_t question = out.target.front() == '/' ? out.target.find('?') : std::string_view::npos;
-    out.path = out.target.substr(0, question);
-    out.query = question == std::string_view::npos ? std::string_view{} : out.target.substr(question + 1);
+    if (const status s = split_target(out, authority); s != status::none) {
+        return s;
+    }
 
     // §2.3: HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive, then CRLF (§2.2).
     const char* v = p + i + 1;
@@ -127,7 +175,8 @@ status parse_request_line(const char* p, std::size_t start, std::size_t line_end
 // the request line, so every line ends in a CR or LF before head_end and CR/LF stop every loop.
 status parse_head(const char* p, std::size_t start, std::size_t line_end, std::size_t head_end,
                   request_head& out) noexcept {
-    if (const status s = parse_request_line(p, start, line_end, out); s != status::none) {
+    std::string_view authority;
+    if (const status s = parse_request_line(p, start, line_end, out, authority); s != status::none) {
         return s;
     }
     out.field_count = 0;
@@ -153,6 +202,9 @@ status parse_head(const char* p, std::size_t start, std::size_t line_end, std::s
     const bool http11 = out.version_minor == 1;
     if (http11 && !facts.host_seen) {
         return status::bad_request; // RFC 9112 §3.2: a 1.1 request without Host
+    }
+    if (!authority.empty()) {
+        out.host = authority; // RFC 9112 §3.2.2: the target's authority, not the Host field
     }
     if (facts.transfer_encoding_count != 0) {
         // RFC 9112 §6.1: Transfer-Encoding in 1.0 means faulty framing.

@@ -222,6 +222,11 @@ bool connection::do_head() {
         fail(r.error, "the request is malformed or over a limit");
         return false;
     }
+    if (head_.method == http::method::connect) {
+        // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which only a proxy opens.
+        fail(http::status::not_implemented, "this server does not open tunnels (CONNECT)");
+        return false;
+    }
     head_bytes_ = r.consumed;
     body_bytes_ = 0;
     chunk_pos_ = head_bytes_;
@@ -304,6 +309,12 @@ void connection::do_dispatch() {
     res_.clear();
     reset_json_arena(*arena_);
 
+    if (head_.path == "*") {
+        // "OPTIONS *" (RFC 9110 §9.3.7) asks about the server, not a resource: it is here, nothing to add.
+        res_.status(http::status::no_content);
+        finish_request();
+        return;
+    }
     const auto match = owner_.routes.routes().match(head_.method, head_.path, req_.params_);
     if (match.status == http::route_status::not_found) {
         res_.problem(http::status::not_found, "no route matches the request path");

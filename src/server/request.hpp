@@ -23,6 +23,8 @@ public:
     std::string_view path() const noexcept { return head_->path; }
     std::string_view query() const noexcept { return head_->query; }
     unsigned version_minor() const noexcept { return head_->version_minor; }
+    // The host the client asked for: the Host field, or the authority of an absolute-form target.
+    std::string_view host() const noexcept { return head_->host; }
 
     // The first field named `name` (case-insensitive); empty when absent.
     std::string_view header(std::string_view name) const noexcept { return head_->find(name); }

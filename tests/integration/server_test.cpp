@@ -65,6 +65,9 @@ app make_app() {
         res.json(o);
     });
     a.get("/redirect", [](request&, response& res) { res.redirect("https://example.invalid/x"); });
+    a.get("/where", [](request& req, response& res) {
+        res.text(std::string(req.host()) + " " + std::string(req.path()) + " " + std::string(req.query()));
+    });
     // Serialised in many pieces: a long escaped string and a long array.
     a.get("/json-big", [](request&, response& res) {
         boost::json::object o(json_storage(res));
@@ -354,6 +357,40 @@ TEST_F(server_test, unknown_path_is_404_problem_json) {
     // The connection stays usable after a 404.
     ASSERT_TRUE(c.send(get("/hello")));
     EXPECT_TRUE(c.read_reply());
+}
+
+// RFC 9112 §3.2: a server accepts absolute-form targets (clients send them through proxies), takes the
+// host from them; "OPTIONS *" asks about the server; CONNECT asks for a tunnel this server does not open.
+TEST_F(server_test, request_target_forms) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    ASSERT_TRUE(c.send("GET http://api.example:8080/where?x=1 HTTP/1.1\r\nHost: t\r\n\r\n"));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200);
+    EXPECT_EQ(r->body, "api.example:8080 /where x=1");
+    ASSERT_TRUE(c.send("OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n"));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 204);
+    ASSERT_TRUE(c.send(get("/where")));
+    r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "t /where ");
+
+    raw_client tunnel(srv.port());
+    ASSERT_TRUE(tunnel.send("CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\n\r\n"));
+    r = tunnel.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 501);
+    EXPECT_EQ(r->field("content-type"), "application/problem+json");
+    EXPECT_TRUE(tunnel.wait_closed());
+
+    raw_client bad(srv.port());
+    ASSERT_TRUE(bad.send("GET where HTTP/1.1\r\nHost: t\r\n\r\n"));
+    r = bad.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
 }
 
 TEST_F(server_test, wrong_method_is_405_with_allow) {
