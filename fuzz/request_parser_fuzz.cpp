@@ -44,6 +44,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             require(within(head.fields[i].value, used));
         }
         require(head.version_minor <= 1);
+        // The target's form fits the method: a path from '/', or "*" / host:port for OPTIONS / CONNECT.
+        require(!head.path.empty());
+        require(head.path.front() == '/' || head.method == method::options || head.method == method::connect);
+        require(head.query.empty() || within(head.query, head.target));
         require(head.framing != body_framing::chunked || head.version_minor == 1);
         // A head is self-delimiting: exactly its bytes parse to the same result.
         request_parser alone(lim);
