@@ -14,6 +14,7 @@
 #include <charconv>
 #include <filesystem>
 #include <future>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -364,33 +365,26 @@ TEST_F(server_test, unknown_path_is_404_problem_json) {
 TEST_F(server_test, request_target_forms) {
     test_server srv(routes_);
     raw_client c(srv.port());
-    ASSERT_TRUE(c.send("GET http://api.example:8080/where?x=1 HTTP/1.1\r\nHost: t\r\n\r\n"));
-    auto r = c.read_reply();
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 200);
-    EXPECT_EQ(r->body, "api.example:8080 /where x=1");
-    ASSERT_TRUE(c.send("OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n"));
-    r = c.read_reply();
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 204);
-    ASSERT_TRUE(c.send(get("/where")));
-    r = c.read_reply();
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->body, "t /where ");
+    // Sends one request and reads its reply; status 0 when none came.
+    const auto exchange = [](raw_client& client, std::string_view bytes) {
+        const bool sent = client.send(bytes);
+        auto reply = sent ? client.read_reply() : std::nullopt;
+        return reply.value_or(test::http_reply{});
+    };
+    auto r = exchange(c, "GET http://api.example:8080/where?x=1 HTTP/1.1\r\nHost: t\r\n\r\n");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "api.example:8080 /where x=1");
+    EXPECT_EQ(exchange(c, "OPTIONS * HTTP/1.1\r\nHost: t\r\n\r\n").status, 204);
+    EXPECT_EQ(exchange(c, get("/where")).body, "t /where ");
 
     raw_client tunnel(srv.port());
-    ASSERT_TRUE(tunnel.send("CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\n\r\n"));
-    r = tunnel.read_reply();
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 501);
-    EXPECT_EQ(r->field("content-type"), "application/problem+json");
+    r = exchange(tunnel, "CONNECT db.example:5432 HTTP/1.1\r\nHost: db.example:5432\r\n\r\n");
+    EXPECT_EQ(r.status, 501);
+    EXPECT_EQ(r.field("content-type"), "application/problem+json");
     EXPECT_TRUE(tunnel.wait_closed());
 
     raw_client bad(srv.port());
-    ASSERT_TRUE(bad.send("GET where HTTP/1.1\r\nHost: t\r\n\r\n"));
-    r = bad.read_reply();
-    ASSERT_TRUE(r);
-    EXPECT_EQ(r->status, 400);
+    EXPECT_EQ(exchange(bad, "GET where HTTP/1.1\r\nHost: t\r\n\r\n").status, 400);
 }
 
 TEST_F(server_test, wrong_method_is_405_with_allow) {
