@@ -22,6 +22,13 @@
 
 namespace {
 
+// CLI11 turns "-1" into a 64-bit unsigned number by wrapping it around: such options check the text first.
+const CLI::Validator not_negative(
+    [](std::string& text) {
+        return !text.empty() && text.front() == '-' ? std::string("must not be negative") : std::string();
+    },
+    "", "not negative");
+
 struct serve_flags {
     hotpath::server_options options;
     unsigned headers_timeout_s = 30;
@@ -34,15 +41,25 @@ struct serve_flags {
         cmd.add_option("--threads", options.threads, "Event loops, one thread each; 0: one per core")
             ->capture_default_str();
         cmd.add_option("--max-connections", options.limits.max_connections, "Open connections allowed; 0: no limit")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(not_negative);
         cmd.add_option("--max-body-bytes", options.limits.max_body_bytes, "Largest request body (413 above)")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(not_negative);
         cmd.add_option("--headers-timeout", headers_timeout_s, "Seconds to receive a request head (408 after)")
             ->capture_default_str()
             ->check(CLI::Range(1u, 3600u));
         cmd.add_option("--keepalive-timeout", keep_alive_timeout_s, "Seconds an idle keep-alive connection is kept")
             ->capture_default_str()
             ->check(CLI::Range(1u, 86400u));
+        cmd.add_option("--min-body-rate", options.limits.min_body_bytes_per_second,
+                       "Bytes/s a request body must keep up after a 5 s grace (408 below); 0: no limit")
+            ->capture_default_str()
+            ->check(not_negative);
+        cmd.add_option("--min-response-rate", options.limits.min_response_bytes_per_second,
+                       "Bytes/s a client must read responses at after a 5 s grace (closed below); 0: no limit")
+            ->capture_default_str()
+            ->check(not_negative);
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
             ->capture_default_str()
             ->check(CLI::IsMember({"auto", "uring", "epoll"}));
@@ -116,7 +133,8 @@ struct load_flags {
             ->capture_default_str()
             ->check(CLI::Range(1u, 100000u));
         cmd.add_option("-d,--duration", duration, "Run time, e.g. 10s, 2m (default 10s, or until -n is done)");
-        cmd.add_option("-n,--requests", requests, "Stop after exactly this many requests (like ab -n)");
+        cmd.add_option("-n,--requests", requests, "Stop after exactly this many requests (like ab -n)")
+            ->check(not_negative);
         cmd.add_option("-t,--threads", threads, "Worker threads, one event loop each")
             ->capture_default_str()
             ->check(CLI::Range(1u, 1024u));

@@ -236,6 +236,9 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
              {"serve", "nosuchapp"},
              {"frobnicate"},
              {"serve", "platform", "--headers-timeout", "0"},
+             {"serve", "platform", "--min-response-rate", "-5"},
+             {"serve", "platform", "--max-connections", "-1"},
+             {"serve", "platform", "--max-body-bytes", "-1"},
              {"serve", "aggregator", "--strategy", "parallel"},
              {"serve", "aggregator", "--upstream", "https://127.0.0.1:5176"},
              {"serve", "aggregator", "--timeout", "soon"},
@@ -343,6 +346,7 @@ TEST(cli_test, load_bad_usage_exits_2_with_one_line) {
              {"load", "http://127.0.0.1:1/", "-H", "NoColon"},
              {"load", "http://127.0.0.1:1/", "--body-file", "/nonexistent/file"},
              {"load", "http://127.0.0.1:1/", "-c", "0"},
+             {"load", "http://127.0.0.1:1/", "-n", "-5"},
          }) {
         child c(args);
         const std::string out = c.rest();
@@ -356,8 +360,9 @@ TEST(cli_test, help_explains_every_option) {
     child c({"serve", "platform", "--help"});
     const std::string out = c.rest();
     EXPECT_EQ(c.wait_exit(), 0);
-    for (const char* opt : {"--port", "--threads", "--address", "--max-connections", "--max-body-bytes",
-                            "--headers-timeout", "--keepalive-timeout", "--drain-timeout"}) {
+    for (const char* opt :
+         {"--port", "--threads", "--address", "--max-connections", "--max-body-bytes", "--headers-timeout",
+          "--keepalive-timeout", "--drain-timeout", "--min-body-rate", "--min-response-rate"}) {
         EXPECT_NE(out.find(opt), std::string::npos) << opt;
     }
 }

@@ -267,7 +267,7 @@ TEST_F(limits_test, client_that_stops_reading_is_closed_at_the_response_rate) {
     }
     EXPECT_EQ(srv.get().stats().timeouts, 1u);
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 2s); // not before its deadline
-    EXPECT_FALSE(stalled.read_reply(5s)); // part of the response, then the close
+    EXPECT_FALSE(stalled.read_reply(5s));                 // part of the response, then the close
     // The reader's connection is still served.
     ASSERT_TRUE(reader.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
     EXPECT_TRUE(reader.read_reply(10s));
