@@ -204,7 +204,10 @@ void connection::do_process() {
         reading_paused_ = true;
         transport_->stop_reading();
     } else if (wants_bytes && reading_paused_ && out_.size() < out_high_water_bytes &&
-               end_ - begin_ < in_high_water_bytes) {
+               (phase_ != phase::head || end_ - begin_ < in_high_water_bytes)) {
+        // A body is kept whole before its handler runs (up to limits.max_body_bytes), so however much of it
+        // is buffered, the rest must be read; in the head phase, that much buffered means complete
+        // requests wait for their turn.
         reading_paused_ = false;
         transport_->start_reading();
     }

@@ -6,6 +6,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,9 @@ raw_client::raw_client(std::uint16_t port) {
     }
     int one = 1;
     ::setsockopt(fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    // A server that stops reading fails send() after 10 s without progress instead of hanging the test.
+    const timeval send_timeout{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof(send_timeout));
 }
 
 std::uint16_t raw_client::local_port() const noexcept {

@@ -32,6 +32,7 @@ public:
     bool connected() const noexcept { return fd_ >= 0; }
     // This end's port, which is the peer port of the server's socket for this connection.
     std::uint16_t local_port() const noexcept;
+    // Sends all of `bytes`; false on error or after 10 s without progress (the server stopped reading).
     bool send(std::string_view bytes);
     // Reads one response (Content-Length or no body; 1xx, 204, 304 and HEAD replies have none). nullopt on
     // timeout, close or malformed input.
