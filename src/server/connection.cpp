@@ -198,8 +198,13 @@ void connection::do_process() {
         close();
         return;
     }
-    arm_read_timeout();
     const bool wants_bytes = phase_ == phase::head || phase_ == phase::body_length || phase_ == phase::body_chunked;
+    if (peer_ended_ && wants_bytes && !write_pending_ && out_.empty()) {
+        // Every answer is written and the rest of a request can no longer come: nothing is left to do.
+        close();
+        return;
+    }
+    arm_read_timeout();
     if (out_.size() >= out_high_water_bytes && !reading_paused_) {
         reading_paused_ = true;
         transport_->stop_reading();

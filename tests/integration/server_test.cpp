@@ -229,6 +229,26 @@ TEST_F(server_test, large_body_pipelined_behind_an_async_handler_arrives_whole) 
     EXPECT_EQ(r->body, "hello");
 }
 
+// A client that half-closes after a complete request and the start of another gets its answer, then the
+// close: the rest of the second request can no longer come, so no timeout should be waited for.
+TEST_F(server_test, half_close_after_a_partial_request_closes_once_answered) {
+    http::limits l;
+    l.request_headers_timeout = std::chrono::seconds{20};
+    test_server srv(routes_, l);
+    for (const char* partial :
+         {"GET /hello HTTP/1.1\r\nHo", "POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: 9\r\n\r\nabc"}) {
+        for (int i = 0; i < 5; ++i) {
+            raw_client c(srv.port());
+            ASSERT_TRUE(c.send(get("/hello") + partial));
+            c.shutdown_send();
+            auto r = c.read_reply();
+            ASSERT_TRUE(r);
+            EXPECT_EQ(r->body, "hello");
+            EXPECT_TRUE(c.wait_closed(std::chrono::seconds{3})) << partial;
+        }
+    }
+}
+
 TEST_F(server_test, chunked_body_is_decoded_and_the_next_request_follows) {
     test_server srv(routes_);
     raw_client c(srv.port());
