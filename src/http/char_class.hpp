@@ -15,10 +15,12 @@ enum : std::uint8_t {
     value_bit = 4, // RFC 9110 §5.5 field-value bytes: VCHAR, obs-text 0x80-0xFF, SP and HTAB; also the bytes of
                    // a reason-phrase (RFC 9112 §4) and of qdtext/quoted-pair besides '"' and '\'
     hex_bit = 8,   // HEXDIG, either case (RFC 9112 §7.1 chunk-size)
+    host_bit = 16, // RFC 3986 §3.2.2 reg-name bytes: unreserved, sub-delims and '%' of pct-encoded
 };
 
 constexpr std::array<std::uint8_t, 256> make_table() noexcept {
     constexpr std::string_view tchar_symbols = "!#$%&'*+-.^_`|~";
+    constexpr std::string_view host_symbols = "-._~!$&'()*+,;=%";
     std::array<std::uint8_t, 256> table{};
     for (unsigned c = 0; c < 256; ++c) {
         const bool digit = c >= '0' && c <= '9';
@@ -36,6 +38,9 @@ constexpr std::array<std::uint8_t, 256> make_table() noexcept {
         }
         if (digit || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F')) {
             bits |= hex_bit;
+        }
+        if (digit || alpha || host_symbols.find(static_cast<char>(c)) != std::string_view::npos) {
+            bits |= host_bit;
         }
         table[c] = static_cast<std::uint8_t>(bits);
     }

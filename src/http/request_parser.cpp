@@ -14,6 +14,8 @@ namespace {
 // client bug but garbage.
 constexpr std::size_t max_leading_empty_lines = 8;
 
+using char_class::hex_bit;
+using char_class::host_bit;
 using char_class::is;
 using char_class::is_ows;
 using char_class::tchar_bit;
@@ -82,6 +84,37 @@ bool note_field(const field& f, request_head& out, field_facts& facts) noexcept 
     return true;
 }
 
+// RFC 3986 §3.2.2-3 authority without userinfo: host [":" port], host a reg-name or an IP literal in brackets
+// (checked for its alphabet only), port digits. RFC 9112 §3.2: a Host field that is not one → 400.
+bool valid_authority(std::string_view a) noexcept {
+    std::size_t i = 0;
+    if (!a.empty() && a.front() == '[') {
+        i = 1;
+        while (i < a.size() && (is(a[i], hex_bit) || a[i] == ':' || a[i] == '.' || a[i] == 'v' || a[i] == 'V')) {
+            ++i;
+        }
+        if (i == a.size() || a[i] != ']') {
+            return false;
+        }
+        ++i;
+    } else {
+        while (i < a.size() && is(a[i], host_bit)) {
+            ++i;
+        }
+    }
+    if (i < a.size()) {
+        if (a[i] != ':') {
+            return false;
+        }
+        for (++i; i < a.size(); ++i) {
+            if (a[i] < '0' || a[i] > '9') {
+                return false;
+            }
+        }
+    }
+    return true;
+}
+
 // Splits out.target into path and query by its form (RFC 9112 §3.2). origin-form "/p?q" is what clients
 // send to an origin server; absolute-form "http://host/p?q" is what they send to a proxy, and a server MUST
 // accept it (§3.2.2), its authority replacing the Host field; asterisk-form "*" only with OPTIONS and
@@ -112,8 +145,8 @@ status split_target(request_head& out, std::string_view& authority) noexcept {
         }
         const std::size_t end = std::min(t.find_first_of("/?", scheme), t.size());
         authority = t.substr(scheme, end - scheme);
-        if (authority.empty() || authority.find('@') != std::string_view::npos) {
-            return status::bad_request; // RFC 9110 §4.2.1: no empty host; §4.2.4: no userinfo
+        if (authority.empty() || !valid_authority(authority)) {
+            return status::bad_request; // RFC 9110 §4.2.1: no empty host; §4.2.4: no userinfo ('@')
         }
         if (end == t.size() || t[end] == '?') {
             // An empty path is "/" (§3.2.1): the view is the scheme's first slash, so it stays in the buffer.
@@ -202,6 +235,9 @@ status parse_head(const char* p, std::size_t start, std::size_t line_end, std::s
     const bool http11 = out.version_minor == 1;
     if (http11 && !facts.host_seen) {
         return status::bad_request; // RFC 9112 §3.2: a 1.1 request without Host
+    }
+    if (!valid_authority(out.host)) {
+        return status::bad_request; // §3.2: a Host field with an invalid value
     }
     if (!authority.empty()) {
         out.host = authority; // RFC 9112 §3.2.2: the target's authority, not the Host field
