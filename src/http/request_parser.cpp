@@ -288,6 +288,20 @@ parse_result request_parser::parse(std::string_view input, request_head& out) no
         return {};
     }
 
+    // RFC 9112 §3: the request line opens with a method token and SP. A byte that cannot be part of that is
+    // refused at its offset, without waiting for an LF that binary input (a TLS hello) may never send. The scan
+    // stops before the offset where an unended line proves 414 (below), so events stay in offset order.
+    if (line_end_ == 0) {
+        const std::size_t limit = std::min(n, start + lim.max_request_line_bytes - 1);
+        std::size_t i = start;
+        while (i < limit && is(p[i], tchar_bit)) {
+            ++i;
+        }
+        if (i < limit && (p[i] != ' ' || i == start)) {
+            return fail(status::bad_request);
+        }
+    }
+
     // Each check is an event at a byte offset (an LF, or the offset where a limit becomes provable) whose answer
     // depends only on the bytes before it, and events are taken in offset order. So a prefix of the input answers
     // incomplete or the same as the whole input, whatever the split (at one LF the byte limits are checked

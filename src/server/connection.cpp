@@ -421,7 +421,9 @@ void connection::fail(http::status s, std::string_view detail) {
     res_.clear();
     reset_json_arena(*arena_);
     res_.problem(s, detail);
-    res_.serialize(out_, owner_.loop.http_date(), http::connection_field::close, false);
+    // The head may not have parsed: a request that opens with HEAD gets no body either (RFC 9110 §9.3.2).
+    const bool head_only = std::string_view(in_.get() + begin_, end_ - begin_).starts_with("HEAD ");
+    res_.serialize(out_, owner_.loop.http_date(), http::connection_field::close, head_only);
     phase_ = phase::closing;
     linger_ = true; // the rest of the request (a body, more requests) may still be on its way
     timeout_ = timeout_kind::none;

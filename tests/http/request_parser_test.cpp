@@ -367,6 +367,8 @@ const error_case error_cases[] = {
     // §3: request line.
     {"empty method", " / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
     {"method with (", "GE(T / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
+    {"TLS client hello", "\x16\x03\x01\x00\xa5\x01\x00\x00\xa1\x03\x03"sv, status::bad_request},
+    {"method without end, then a control byte", "GET\x01"sv, status::bad_request},
     {"method with @", "G@T / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
     {"method with slash", "GET/ / HTTP/1.1\r\nHost: a\r\n\r\n", status::bad_request},
     {"method with NUL", "G\0T / HTTP/1.1\r\nHost: a\r\n\r\n"sv, status::bad_request},
@@ -520,7 +522,7 @@ const std::string_view incomplete_cases[] = {
     "\r\n",
     "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n",
     "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\nG",
-    "GE(T / HTTP/1.1\r\n", // syntax is checked once the head is whole
+    "GET /( HTTP/1.1\r\n", // past the method, syntax is checked once the head is whole
 };
 
 class waits : public testing::TestWithParam<std::string_view> {};
@@ -559,7 +561,9 @@ const limit_case limit_cases[] = {
     {"request line at limit, no LF yet", "GET /0123456789abcdef HTTP/1.0\r", waiting},
     {"request line at limit, bare LF", "GET /0123456789abcdefg HTTP/1.0\n\r\n", bad},
     {"request line over limit, bare LF", "GET /0123456789abcdefgh HTTP/1.0\n\r\n", too_long},
-    {"request line over limit beats bad method", "G(T /0123456789abcdefg HTTP/1.0\r\n\r\n", too_long},
+    {"bad method byte beats request line over limit", "G(T /0123456789abcdefg HTTP/1.0\r\n\r\n", bad},
+    {"request line over limit beats late bad method byte", "GETGETGETGETGETGETGETGETGETGETG( / HTTP/1.0\r\n\r\n",
+     too_long},
     {"request line over limit beats version", "GET /0123456789abcdefg HTTP/2.0\r\n\r\n", too_long},
     {"request line far over limit", "GET /0123456789abcdef0123456789abcdef0123456789abcdef", too_long},
     // Header sections: "x: " + value + CRLF + CRLF is value + 7 bytes.

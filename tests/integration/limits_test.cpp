@@ -164,6 +164,35 @@ TEST_F(limits_test, smuggling_attempts_are_rejected) {
     expect_rejected(srv.port(), "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400);
 }
 
+// A TLS hello (or any binary input) sent to the plain-text port has no line end to wait for: it is refused
+// at its first byte that cannot start a request, not after the headers timeout.
+TEST_F(limits_test, binary_input_is_refused_at_once) {
+    http::limits l;
+    l.request_headers_timeout = 20s;
+    test_server srv(routes_, l);
+    raw_client c(srv.port());
+    const auto t0 = std::chrono::steady_clock::now();
+    c.send(std::string_view("\x16\x03\x01\x00\xa5\x01", 6));
+    auto r = c.read_reply(5s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+    EXPECT_TRUE(c.wait_closed());
+}
+
+// A HEAD request's answer has no body, even when it is an error (RFC 9110 §9.3.2).
+TEST_F(limits_test, refused_head_request_gets_no_body) {
+    test_server srv(routes_);
+    raw_client c(srv.port());
+    c.send("HEAD /hello HTTP/1.1\r\n\r\n"); // no Host: 400
+    auto r = c.read_reply(5s, true);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 400);
+    EXPECT_NE(r->field("content-length"), "0");
+    EXPECT_TRUE(c.wait_closed());
+    EXPECT_EQ(c.unread(), ""); // no body bytes before the close
+}
+
 TEST_F(limits_test, slow_request_head_is_408_after_the_headers_timeout) {
     http::limits l;
     l.request_headers_timeout = 1s;

@@ -40,6 +40,8 @@ public:
                                          bool head_request = false);
     // True when the peer closes (EOF or reset) within `timeout`, discarding any bytes before.
     bool wait_closed(std::chrono::milliseconds timeout = std::chrono::seconds{5});
+    // Bytes received and not taken by read_reply, including those wait_closed read before the close.
+    std::string_view unread() const noexcept { return buffer_; }
     // Half-closes the sending side.
     void shutdown_send();
 
