@@ -124,12 +124,7 @@ status split_target(request_head& out, std::string_view& authority) noexcept {
     std::string_view t = out.target;
     authority = {};
     if (t.front() != '/') {
-        if (out.method == method::connect) {
-            out.path = t;
-            out.query = {};
-            return status::none;
-        }
-        if (t == "*" && out.method == method::options) {
+        if (out.method == method::connect || (t == "*" && out.method == method::options)) {
             out.path = t;
             out.query = {};
             return status::none;

@@ -194,13 +194,10 @@ void connection::do_process() {
         return;
     }
     do_write();
-    if ((owner_.draining || peer_ended_) && idle()) {
-        close();
-        return;
-    }
     const bool wants_bytes = phase_ == phase::head || phase_ == phase::body_length || phase_ == phase::body_chunked;
-    if (peer_ended_ && wants_bytes && !write_pending_ && out_.empty()) {
-        // Every answer is written and the rest of a request can no longer come: nothing is left to do.
+    // Draining and idle, or every answer written to a peer that has ended (so the rest of a request, if any, can
+    // no longer come): nothing is left to do.
+    if ((owner_.draining && idle()) || (peer_ended_ && wants_bytes && !write_pending_ && out_.empty())) {
         close();
         return;
     }
@@ -442,11 +439,7 @@ void connection::do_write() {
     }
     std::swap(out_, writing_);
     write_pending_ = true;
-    const auto& limits = owner_.options.limits;
-    write_deadline_ = limits.min_response_bytes_per_second == 0
-                          ? net::clock::time_point::max()
-                          : owner_.loop.now() + limits.min_response_rate_grace +
-                                std::chrono::seconds{writing_.size() / limits.min_response_bytes_per_second};
+    write_started_ = owner_.loop.now(); // the deadline is worked out by on_tick, off the request path
     transport_->write(writing_);
 }
 
@@ -492,7 +485,10 @@ void connection::do_linger() {
 
 void connection::on_tick(net::clock::time_point now) {
     const auto& limits = owner_.options.limits;
-    if (write_pending_ && now >= write_deadline_) {
+    // Each write gets the grace period plus its size at the minimum response rate.
+    if (const auto rate = limits.min_response_bytes_per_second;
+        write_pending_ && rate != 0 &&
+        now >= write_started_ + limits.min_response_rate_grace + std::chrono::seconds{writing_.size() / rate}) {
         // The client stopped taking its responses: nothing more can be said to it.
         owner_.stats.timeouts.add();
         close();

@@ -110,7 +110,7 @@ private:
     // responses are still being written (the response-rate deadline covers that time).
     timeout_kind timeout_ = timeout_kind::headers;
     net::clock::time_point deadline_{};
-    net::clock::time_point write_deadline_{}; // while write_pending_: the client must have taken it by then
+    net::clock::time_point write_started_{}; // while write_pending_: when writing_ was handed to the transport
     net::clock::time_point body_started_{};
     std::uint64_t body_received_ = 0;
 };
