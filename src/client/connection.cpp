@@ -69,12 +69,15 @@ void client_connection::async_connect(call_state& c) {
                                [this](const boost::system::error_code& e) { on_connected(e); });
         return;
     }
-    // A name: Asio resolves on its own thread, so the loop never blocks in getaddrinfo.
+    // A name: Asio resolves on its own thread, so the loop never blocks in getaddrinfo; the loop is told to
+    // look for that thread's answer.
     resolver_.emplace(loop_.context());
     char port[8];
     const auto end = std::to_chars(port, port + sizeof(port), pool_.port()).ptr;
+    loop_.foreign_work_started();
     resolver_->async_resolve(pool_.host(), std::string_view(port, static_cast<std::size_t>(end - port)),
                              [this](const boost::system::error_code& e, asio::ip::tcp::resolver::results_type r) {
+                                 loop_.foreign_work_finished();
                                  if (e || closing_) {
                                      on_connected(e ? e : asio::error::operation_aborted);
                                      return;

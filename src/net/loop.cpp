@@ -37,6 +37,7 @@ loop::~loop() {
     current_loop = this;
     locals_.clear();
     current_loop = previous;
+    wakeable_.store(nullptr, std::memory_order_release);
     ring_.reset();
 }
 
@@ -75,6 +76,7 @@ uring* loop::ring() {
         ring_tried_ = true;
         if (auto r = uring::open(*this)) {
             ring_ = std::move(*r);
+            wakeable_.store(ring_.get(), std::memory_order_release);
         }
     }
     return ring_.get();
@@ -95,16 +97,29 @@ void loop::run() {
             do_tick();
         }
     });
-    context_->run();
+    // With io_uring the ring's loop runs Asio too; without it, Asio's reactor runs alone.
+    if (uring* r = ring()) {
+        r->run();
+    } else {
+        context_->run();
+    }
     current_loop = previous;
 }
 
 void loop::stop() {
     context_->stop();
+    if (uring* r = wakeable_.load(std::memory_order_acquire)) {
+        r->wake();
+    }
 }
 
 void loop::post(std::function<void()> fn) {
     boost::asio::post(*context_, std::move(fn));
+    if (current_loop != this) {
+        if (uring* r = wakeable_.load(std::memory_order_acquire)) {
+            r->wake(); // a loop asleep in io_uring_enter hears of Asio's queue only this way
+        }
+    }
 }
 
 std::size_t loop::add_tick(std::function<void(clock::time_point)> fn) {

@@ -1,6 +1,7 @@
 // An event loop: one thread, one io_context, a once-a-second tick, and the cached Date header.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -39,7 +40,8 @@ public:
     // The loop running on this thread, or nullptr off a loop thread.
     static loop* current() noexcept;
 
-    // Runs the loop on the calling thread until stop() or until it runs out of work.
+    // Runs the loop on the calling thread until stop(). Opens the loop's io_uring first unless disable_ring()
+    // was called.
     void run();
     // Stops the loop; safe from any thread.
     void stop();
@@ -57,6 +59,12 @@ public:
     // From now on ring() returns nullptr: everything on this loop uses Asio's reactor (a server run with
     // --io epoll says so for the clients its handlers use). Call before the loop runs.
     void disable_ring() noexcept { ring_tried_ = true; }
+
+    // Work that Asio completes from a thread of its own (a name resolution) cannot wake a loop asleep in
+    // io_uring_enter: while any is counted here, the loop looks for it every millisecond.
+    void foreign_work_started() noexcept { ++foreign_work_; }
+    void foreign_work_finished() noexcept { --foreign_work_; }
+    unsigned foreign_work() const noexcept { return foreign_work_; }
 
     // The state `key` keeps on this loop, or nullptr. Looked up linearly: a loop holds a handful.
     loop_local* local(const void* key) const noexcept;
@@ -80,8 +88,10 @@ private:
     std::unique_ptr<boost::asio::io_context> context_;
     struct ticker;
     std::unique_ptr<ticker> ticker_;
-    std::unique_ptr<uring> ring_; // declared after context_: destroyed before it
+    std::unique_ptr<uring> ring_;           // declared after context_: destroyed before it
+    std::atomic<uring*> wakeable_{nullptr}; // ring_, for other threads' post() and stop()
     bool ring_tried_ = false;
+    unsigned foreign_work_ = 0;
     std::vector<std::pair<const void*, std::unique_ptr<loop_local>>> locals_; // destroyed first (~loop)
     std::vector<std::function<void(clock::time_point)>> ticks_;
     clock::time_point now_;

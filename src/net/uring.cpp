@@ -1,27 +1,40 @@
-// The per-loop io_uring: setup, the provided-buffer ring, batched submission and completion dispatch.
+// The per-loop io_uring: setup, the provided-buffer ring, batched submission, and the loop that sleeps in
+// io_uring_enter and dispatches completions, giving Asio's reactor a turn when it has work.
 #include "net/uring.hpp"
 
 #include "net/loop.hpp"
 
+#include <boost/asio/detail/call_stack.hpp>
+#include <boost/asio/detail/scheduler.hpp>
+#include <boost/asio/detail/scheduler_thread_info.hpp>
+#include <boost/asio/detail/thread_context.hpp>
+#include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
-#include <boost/asio/post.hpp>
 
+#include <dirent.h>
 #include <liburing.h>
+#include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <optional>
 
 namespace hotpath::net {
 
 namespace {
 
 constexpr int buffer_group = 0;
-// Completions handled per wake-up before Asio's own handlers (timers, posts) get a turn.
-constexpr int max_rounds = 8;
+// While Asio may have work no wake-up would announce (see run()), sleeps last at most this long.
+constexpr long blind_sleep_ns = 1'000'000;
 
 std::error_code errno_code(int e) {
     return {e, std::system_category()};
@@ -30,8 +43,6 @@ std::error_code errno_code(int e) {
 } // namespace
 
 struct uring::state {
-    explicit state(boost::asio::io_context& io) : ring_fd(io) {}
-
     io_uring ring{};
     bool ring_ready = false;
     io_uring_buf_ring* buffers_ring = nullptr;
@@ -40,18 +51,24 @@ struct uring::state {
     unsigned buffer_count = 0;
     unsigned buffer_bytes = 0;
     int mask = 0;
-    boost::asio::posix::stream_descriptor ring_fd;
-    bool waiting = false;
-    bool reaping = false;
-    bool flush_posted = false;
+    bool enabled = false;   // IORING_SETUP_R_DISABLED until run() enables it on the loop's thread
+    bool reaping = false;   // completions are being dispatched
+    bool asio_ready = true; // Asio's reactor has events, or a wake-up came: poll it before sleeping
+    bool asio_watched = false;
+    int reactor_fd = -1; // Asio's epoll instance, watched through the ring; -1 when it cannot be
+    int wake_fd = -1;    // eventfd written by wake()
+    std::uint64_t wake_count = 0;
+    uring_op reactor_op; // multishot poll of reactor_fd
+    uring_op wake_op;    // read of wake_fd
 };
 
-uring::uring(loop& owner) : owner_(owner), state_(std::make_unique<state>(owner.context())) {}
+uring::uring(loop& owner) : owner_(owner), state_(std::make_unique<state>()) {}
 
 uring::~uring() {
     auto& s = *state_;
-    boost::system::error_code ignored;
-    s.ring_fd.close(ignored);
+    if (s.wake_fd >= 0) {
+        ::close(s.wake_fd);
+    }
     if (s.ring_ready) {
         if (s.buffers_ring != nullptr) {
             io_uring_unregister_buf_ring(&s.ring, buffer_group);
@@ -103,14 +120,25 @@ result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsign
     std::unique_ptr<uring> u(new uring(owner));
     auto& s = *u->state_;
     io_uring_params params{};
-    // COOP_TASKRUN: completions need no interrupt of the loop thread; it runs their task work on its next
-    // io_uring_enter or wake-up. Not SINGLE_ISSUER/DEFER_TASKRUN: the loop sleeps in epoll_wait on the ring's
-    // fd, which deferred task work would not wake. The submission queue is flushed whenever it fills, so a
-    // small one does; the completion queue is sized for a burst from every connection (the kernel keeps
-    // overflowing completions rather than dropping them, IORING_FEAT_NODROP).
-    params.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE;
+    // The loop sleeps in io_uring_enter on its own thread (run()), so completions' task work can wait for it
+    // there: DEFER_TASKRUN with SINGLE_ISSUER (Linux 6.1) runs it inside that call, with no interrupt of the
+    // thread and no trip through signal delivery; without them, COOP_TASKRUN still spares the interrupt. The
+    // ring is opened disabled and enabled by run(), so its single issuer is the loop's thread even when the
+    // ring was opened on another. The submission queue is flushed whenever it fills, so a small one does; the
+    // completion queue is sized for a burst from every connection (the kernel keeps overflowing completions
+    // rather than dropping them, IORING_FEAT_NODROP).
+    params.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE |
+                   IORING_SETUP_SINGLE_ISSUER | IORING_SETUP_DEFER_TASKRUN | IORING_SETUP_R_DISABLED;
     params.cq_entries = entries;
-    if (const int r = io_uring_queue_init_params(std::max(8u, entries / 8), &s.ring, &params); r < 0) {
+    int r = io_uring_queue_init_params(std::max(8u, entries / 8), &s.ring, &params);
+    if (r == -EINVAL) {
+        params = {};
+        params.flags =
+            IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_CQSIZE | IORING_SETUP_R_DISABLED;
+        params.cq_entries = entries;
+        r = io_uring_queue_init_params(std::max(8u, entries / 8), &s.ring, &params);
+    }
+    if (r < 0) {
         if (r == -ENOSYS || r == -EPERM) {
             known_available.store(0, std::memory_order_relaxed);
         }
@@ -137,7 +165,7 @@ result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsign
     reg.ring_addr = reinterpret_cast<unsigned long>(s.buffers_ring);
     reg.ring_entries = buffer_count;
     reg.bgid = buffer_group;
-    if (const int r = io_uring_register_buf_ring(&s.ring, &reg, 0); r < 0) {
+    if (r = io_uring_register_buf_ring(&s.ring, &reg, 0); r < 0) {
         ::munmap(s.buffers_ring, s.buffers_ring_bytes);
         s.buffers_ring = nullptr;
         return errno_code(-r);
@@ -150,12 +178,10 @@ result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsign
     }
     io_uring_buf_ring_advance(s.buffers_ring, static_cast<int>(buffer_count));
 
-    const int fd = ::dup(s.ring.ring_fd);
-    if (fd < 0) {
+    s.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s.wake_fd < 0) {
         return errno_code(errno);
     }
-    s.ring_fd.assign(fd);
-    u->do_wait();
     return u;
 }
 
@@ -166,7 +192,12 @@ io_uring_sqe* uring::get_sqe() {
         io_uring_submit(&s.ring);
         sqe = io_uring_get_sqe(&s.ring);
     }
-    request_flush();
+    if (sqe == nullptr) {
+        // A full queue off the loop's thread (it cannot submit there): only after the loop has ended, when
+        // nothing will be submitted any more. The operation is written into a slot nobody reads.
+        static thread_local io_uring_sqe discarded;
+        sqe = &discarded;
+    }
     return sqe;
 }
 
@@ -230,44 +261,174 @@ void uring::recycle(unsigned flags) noexcept {
     io_uring_buf_ring_advance(s.buffers_ring, 1);
 }
 
-// Operations prepared outside a completion batch (from a timer, a tick, a posted function) are submitted
-// once at the end of the current loop turn.
-void uring::request_flush() {
-    auto& s = *state_;
-    if (s.reaping || s.flush_posted) {
-        return;
-    }
-    s.flush_posted = true;
-    boost::asio::post(owner_.context(), [this] {
-        state_->flush_posted = false;
-        flush();
-    });
+void uring::wake() noexcept {
+    const std::uint64_t one = 1;
+    [[maybe_unused]] const auto n = ::write(state_->wake_fd, &one, sizeof(one));
 }
 
-void uring::flush() {
+namespace {
+
+// The epoll instance of Asio's reactor: the one whose interest list holds a probe descriptor just registered
+// with it (/proc/self/fdinfo lists each watched descriptor as "tfd: N"). -1 if not found.
+int find_reactor_fd(boost::asio::io_context& io) {
+    const int probe = ::eventfd(0, EFD_CLOEXEC);
+    if (probe < 0) {
+        return -1;
+    }
+    boost::asio::posix::stream_descriptor d(io);
+    boost::system::error_code ec;
+    d.assign(probe, ec);
+    if (ec) {
+        ::close(probe);
+        return -1;
+    }
+    int found = -1;
+    if (DIR* dir = ::opendir("/proc/self/fd")) {
+        while (const dirent* e = ::readdir(dir)) {
+            char path[300];
+            char link[32] = {};
+            std::snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
+            if (::readlink(path, link, sizeof link - 1) <= 0 || std::strcmp(link, "anon_inode:[eventpoll]") != 0) {
+                continue;
+            }
+            std::snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
+            if (std::FILE* f = std::fopen(path, "re")) {
+                char line[256];
+                int tfd = -1;
+                while (found < 0 && std::fgets(line, sizeof line, f) != nullptr) {
+                    if (std::sscanf(line, "tfd: %d", &tfd) == 1 && tfd == probe) {
+                        found = std::atoi(e->d_name);
+                    }
+                }
+                std::fclose(f);
+            }
+            if (found >= 0) {
+                break;
+            }
+        }
+        ::closedir(dir);
+    }
+    d.close(ec);
+    return found;
+}
+
+// Enters the calling thread in Asio's call stack as a thread running `io`, as io_context::run does, for as long
+// as it lives: handlers Asio queues meanwhile go to `info`'s private queue. What is left there at the end is
+// handed to the scheduler, as run() would.
+class asio_thread {
+public:
+    explicit asio_thread(boost::asio::io_context& io)
+        : scheduler_(boost::asio::use_service<boost::asio::detail::scheduler>(io)) {
+        info.private_outstanding_work = 0;
+        entered_.emplace(&scheduler_, info);
+    }
+    ~asio_thread() {
+        entered_.reset(); // out of the call stack first, so the queue goes to the scheduler's shared one
+        hand_over_work();
+        scheduler_.post_deferred_completions(info.private_op_queue);
+    }
+    asio_thread(const asio_thread&) = delete;
+    asio_thread& operator=(const asio_thread&) = delete;
+
+    // The work counted for privately queued handlers moves to the scheduler, ahead of the handlers themselves.
+    void hand_over_work() noexcept {
+        for (; info.private_outstanding_work > 0; --info.private_outstanding_work) {
+            scheduler_.work_started();
+        }
+    }
+
+    boost::asio::detail::scheduler_thread_info info;
+
+private:
+    using call_stack =
+        boost::asio::detail::call_stack<boost::asio::detail::thread_context, boost::asio::detail::thread_info_base>;
+    boost::asio::detail::scheduler& scheduler_;
+    std::optional<call_stack::context> entered_;
+};
+
+} // namespace
+
+void uring::watch_asio() {
     auto& s = *state_;
-    if (io_uring_sq_ready(&s.ring) > 0) {
-        io_uring_submit(&s.ring);
+    if (s.reactor_fd >= 0 && !s.asio_watched) {
+        s.asio_watched = true;
+        io_uring_sqe* sqe = get_sqe();
+        io_uring_prep_poll_multishot(sqe, s.reactor_fd, POLLIN);
+        io_uring_sqe_set_data(sqe, &s.reactor_op);
     }
 }
 
+void uring::watch_wake() {
+    auto& s = *state_;
+    io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_read(sqe, s.wake_fd, &s.wake_count, sizeof(s.wake_count), 0);
+    io_uring_sqe_set_data(sqe, &s.wake_op);
+}
+
+// One thread, two sources of work: this ring's completions, and Asio's handlers (timers, posts, sockets Asio
+// still owns while they connect). The thread sleeps in io_uring_enter, never in epoll_wait: Asio's epoll
+// instance is polled through the ring, so its events end the sleep, and Asio runs (io_context::poll) only when
+// it has something to do. That saves an epoll_wait per wake-up, and lets the ring defer task work.
+//
+// What Asio queues while completions are dispatched outside its run() (a timer cancelled, a socket closed, a
+// post) would wait in its queue unseen: so this thread is entered in Asio's call stack as a thread of the
+// io_context, as run() would do, and those handlers go to its private queue, which is looked at after each
+// batch and handed over by the nested poll() (Asio's detail API, Boost 1.81; tests cover each path). Other
+// threads reach a sleeping loop through wake(); the one exception, a name resolution Asio completes from its own
+// thread, is counted by loop::foreign_work_started() and looked for every millisecond.
+void uring::run() {
+    auto& s = *state_;
+    auto& io = owner_.context();
+    if (!s.enabled) {
+        // Not io_uring_enable_rings(): liburing 2.3's shared library lacks it.
+        if (::syscall(__NR_io_uring_register, s.ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0) {
+            std::fprintf(stderr, "hotpath: cannot enable io_uring: %s\n", std::strerror(errno));
+            std::abort();
+        }
+        s.enabled = true;
+    }
+    s.reactor_fd = find_reactor_fd(io);
+    s.reactor_op.fn = [](uring_op*, int, unsigned) {};
+    s.wake_op.fn = [](uring_op*, int, unsigned) {};
+    watch_asio();
+    watch_wake();
+
+    asio_thread in_asio(io);
+    for (;;) {
+        if (s.asio_ready || s.reactor_fd < 0 || owner_.foreign_work() > 0 || !in_asio.info.private_op_queue.empty()) {
+            s.asio_ready = false;
+            in_asio.hand_over_work();
+            io.poll(); // takes this thread's private queue first (it supports nested calls)
+        }
+        if (io.stopped()) {
+            io_uring_submit(&s.ring); // what the last turn prepared, closes included
+            return;
+        }
+        do_wait();
+        do_reap();
+    }
+}
+
+// Submits what was prepared and sleeps until a completion arrives; with nothing to announce Asio's work, for a
+// millisecond at most.
 void uring::do_wait() {
     auto& s = *state_;
-    if (s.waiting) {
-        return;
+    int r = 0;
+    if (s.reactor_fd < 0 || owner_.foreign_work() > 0) {
+        __kernel_timespec limit{0, blind_sleep_ns};
+        io_uring_cqe* first = nullptr;
+        r = io_uring_submit_and_wait_timeout(&s.ring, &first, 1, &limit, nullptr);
+    } else {
+        r = io_uring_submit_and_wait(&s.ring, 1);
     }
-    s.waiting = true;
-    s.ring_fd.async_wait(boost::asio::posix::stream_descriptor::wait_read, [this](const boost::system::error_code& ec) {
-        state_->waiting = false;
-        if (!ec) {
-            on_ready();
-        }
-    });
+    if (r < 0 && r != -EINTR && r != -ETIME && r != -EBUSY && r != -EAGAIN) {
+        std::fprintf(stderr, "hotpath: io_uring_enter failed: %s\n", std::strerror(-r));
+        std::abort();
+    }
 }
 
-// Reaps completions in batches, dispatching each to its operation; what the handlers prepared is submitted
-// with one system call per batch.
-void uring::on_ready() {
+// Dispatches every completion in batches, each to its operation; Asio's and wake()'s only raise asio_ready.
+void uring::do_reap() {
     auto& s = *state_;
     struct completion {
         uring_op* op;
@@ -276,8 +437,9 @@ void uring::on_ready() {
     };
     std::array<completion, 256> batch;
     s.reaping = true;
-    for (int round = 0; round < max_rounds; ++round) {
-        std::size_t n = 0;
+    std::size_t n = batch.size();
+    while (n == batch.size()) {
+        n = 0;
         unsigned head = 0;
         io_uring_cqe* cqe = nullptr;
         io_uring_for_each_cqe(&s.ring, head, cqe) {
@@ -288,15 +450,25 @@ void uring::on_ready() {
         }
         io_uring_cq_advance(&s.ring, static_cast<unsigned>(n));
         for (std::size_t i = 0; i < n; ++i) {
-            batch[i].op->fn(batch[i].op, batch[i].res, batch[i].flags);
-        }
-        flush();
-        if (io_uring_cq_ready(&s.ring) == 0) {
-            break;
+            const completion& c = batch[i];
+            if (c.op == &s.reactor_op) {
+                s.asio_ready = true;
+                if ((c.flags & IORING_CQE_F_MORE) == 0) {
+                    s.asio_watched = false;
+                    if (c.res < 0 && c.res != -ECANCELED) {
+                        s.reactor_fd = -1; // cannot be polled: look every millisecond instead
+                    }
+                    watch_asio();
+                }
+            } else if (c.op == &s.wake_op) {
+                s.asio_ready = true;
+                watch_wake();
+            } else {
+                c.op->fn(c.op, c.res, c.flags);
+            }
         }
     }
     s.reaping = false;
-    do_wait();
 }
 
 } // namespace hotpath::net

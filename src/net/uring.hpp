@@ -1,5 +1,5 @@
-// One io_uring per loop: batched submissions, multishot receives into a provided-buffer ring, completions
-// reaped when Asio reports the ring's fd readable.
+// One io_uring per loop: batched submissions, multishot receives into a provided-buffer ring, and the loop's
+// thread asleep in io_uring_enter with Asio's reactor watched through the ring.
 #pragma once
 
 #include "core/result.hpp"
@@ -21,7 +21,7 @@ struct uring_op {
 };
 
 // Owned by a loop and used only on its thread. Preparing operations never makes a system call: they are
-// submitted together once per batch of completions (or once per loop turn when prepared elsewhere), which is
+// submitted together, with the wait for the next completions, in one io_uring_enter per loop turn, which is
 // where the saving over one recv and one send system call per request comes from.
 class uring {
 public:
@@ -57,13 +57,19 @@ public:
     std::string_view buffer_data(unsigned flags, int res) const noexcept;
     void recycle(unsigned flags) noexcept;
 
+    // Runs the owner's loop on the calling thread until its io_context stops: completions and Asio's handlers
+    // alike, asleep in io_uring_enter between them.
+    void run();
+    // Ends run()'s sleep; from any thread.
+    void wake() noexcept;
+
 private:
     explicit uring(loop& owner);
     io_uring_sqe* get_sqe();
+    void watch_asio();
+    void watch_wake();
     void do_wait();
-    void on_ready();
-    void request_flush();
-    void flush();
+    void do_reap();
 
     struct state;
     loop& owner_;
