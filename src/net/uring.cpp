@@ -11,11 +11,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/posix/stream_descriptor.hpp>
 
-#include <dirent.h>
 #include <liburing.h>
 #include <poll.h>
+#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -24,7 +25,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <optional>
 
@@ -268,8 +268,10 @@ void uring::wake() noexcept {
 
 namespace {
 
-// The epoll instance of Asio's reactor: the one whose interest list holds a probe descriptor just registered
-// with it (/proc/self/fdinfo lists each watched descriptor as "tfd: N"). -1 if not found.
+// The epoll instance of Asio's reactor: the only one in the process whose interest list holds a probe
+// descriptor just registered with Asio, so the only descriptor on which removing the probe succeeds (others
+// answer EBADF, EINVAL or ENOENT). Asio opened it with the loop, so it has a low number: the search from 0 ends
+// after a few system calls. -1 if not found.
 int find_reactor_fd(boost::asio::io_context& io) {
     const int probe = ::eventfd(0, EFD_CLOEXEC);
     if (probe < 0) {
@@ -282,33 +284,17 @@ int find_reactor_fd(boost::asio::io_context& io) {
         ::close(probe);
         return -1;
     }
+    rlimit limit{};
+    const int last =
+        ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 16)) : 1024;
     int found = -1;
-    if (DIR* dir = ::opendir("/proc/self/fd")) {
-        while (const dirent* e = ::readdir(dir)) {
-            char path[300];
-            char link[32] = {};
-            std::snprintf(path, sizeof path, "/proc/self/fd/%s", e->d_name);
-            if (::readlink(path, link, sizeof link - 1) <= 0 || std::strcmp(link, "anon_inode:[eventpoll]") != 0) {
-                continue;
-            }
-            std::snprintf(path, sizeof path, "/proc/self/fdinfo/%s", e->d_name);
-            if (std::FILE* f = std::fopen(path, "re")) {
-                char line[256];
-                int tfd = -1;
-                while (found < 0 && std::fgets(line, sizeof line, f) != nullptr) {
-                    if (std::sscanf(line, "tfd: %d", &tfd) == 1 && tfd == probe) {
-                        found = std::atoi(e->d_name);
-                    }
-                }
-                std::fclose(f);
-            }
-            if (found >= 0) {
-                break;
-            }
+    epoll_event unused{};
+    for (int fd = 0; fd < last && found < 0; ++fd) {
+        if (fd != probe && ::epoll_ctl(fd, EPOLL_CTL_DEL, probe, &unused) == 0) {
+            found = fd;
         }
-        ::closedir(dir);
     }
-    d.close(ec);
+    d.close(ec); // Asio's own removal finds the probe gone already: ENOENT, which it ignores
     return found;
 }
 
