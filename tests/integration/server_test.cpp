@@ -515,9 +515,11 @@ TEST_F(server_test, graceful_shutdown_completes_an_in_flight_request) {
     srv.reset();
 }
 
+// The cut comes at the deadline itself, not at the loop's next once-a-second tick: the server starts ~100 ms
+// before stop(), so a deadline 1 s after stop() falls just past a tick and a tick-driven cut would come ~0.9 s late.
 TEST_F(server_test, drain_timeout_cuts_a_request_that_takes_too_long) {
     http::limits l;
-    l.drain_timeout = 200ms;
+    l.drain_timeout = 1s;
     auto srv = std::make_unique<test_server>(routes_, l);
     raw_client busy(srv->port());
     ASSERT_TRUE(busy.send(get("/slow?ms=20000")));
@@ -525,6 +527,9 @@ TEST_F(server_test, drain_timeout_cuts_a_request_that_takes_too_long) {
     const auto t0 = std::chrono::steady_clock::now();
     srv->get().stop();
     EXPECT_TRUE(busy.wait_closed(5s));
+    const auto cut = std::chrono::steady_clock::now() - t0;
+    EXPECT_GE(cut, 1s);
+    EXPECT_LT(cut, 1450ms);
     srv->get().wait();
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
 }
