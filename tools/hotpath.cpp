@@ -29,6 +29,9 @@ const CLI::Validator not_negative(
     },
     "", "not negative");
 
+// Thread-per-core: more loops than any machine has cores only costs memory and rings.
+constexpr unsigned max_threads = 1024;
+
 struct serve_flags {
     hotpath::server_options options;
     unsigned headers_timeout_s = 30;
@@ -39,7 +42,8 @@ struct serve_flags {
     void add_to(CLI::App& cmd) {
         cmd.add_option("--address", options.address, "Address to listen on")->capture_default_str();
         cmd.add_option("--threads", options.threads, "Event loops, one thread each; 0: one per core")
-            ->capture_default_str();
+            ->capture_default_str()
+            ->check(CLI::Range(0u, max_threads));
         cmd.add_option("--max-connections", options.limits.max_connections, "Open connections allowed; 0: no limit")
             ->capture_default_str()
             ->check(not_negative);
@@ -137,7 +141,7 @@ struct load_flags {
             ->check(not_negative);
         cmd.add_option("-t,--threads", threads, "Worker threads, one event loop each")
             ->capture_default_str()
-            ->check(CLI::Range(1u, 1024u));
+            ->check(CLI::Range(1u, max_threads));
         cmd.add_option("-m,--method", method, "Request method")->capture_default_str();
         cmd.add_option("-H,--header", headers, "A request header, \"Name: value\" (repeatable)");
         cmd.add_option("-b,--body", body, "Request body");

@@ -239,6 +239,7 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
              {"serve", "platform", "--min-response-rate", "-5"},
              {"serve", "platform", "--max-connections", "-1"},
              {"serve", "platform", "--max-body-bytes", "-1"},
+             {"serve", "platform", "--threads", "5000"},
              {"serve", "aggregator", "--strategy", "parallel"},
              {"serve", "aggregator", "--upstream", "https://127.0.0.1:5176"},
              {"serve", "aggregator", "--timeout", "soon"},
