@@ -10,6 +10,9 @@
 
 #include <cstring>
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 namespace hotpath::net {
 namespace {
 
@@ -26,9 +29,17 @@ struct loop::ticker {
 // by design, and post() from other threads goes through the scheduler's own (still locked) queue.
 loop::loop(unsigned index)
     : index_(index), context_(std::make_unique<boost::asio::io_context>(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO)),
-      ticker_(std::make_unique<ticker>(*context_)) {
+      reactor_fd_hint_(lowest_free_fd()), ticker_(std::make_unique<ticker>(*context_)) {
     now_ = clock::now();
     refresh_date();
+}
+
+int loop::lowest_free_fd() noexcept {
+    const int fd = ::eventfd(0, EFD_CLOEXEC); // the kernel hands out the lowest free number
+    if (fd >= 0) {
+        ::close(fd);
+    }
+    return fd < 0 ? 0 : fd;
 }
 
 loop::~loop() {

@@ -35,6 +35,8 @@ public:
     loop& operator=(const loop&) = delete;
 
     unsigned index() const noexcept { return index_; }
+    // For objects of this loop, used on its thread only: other threads go through post() and stop(), which
+    // wake a loop asleep in io_uring_enter (Asio's own wake-up is not heard there).
     boost::asio::io_context& context() noexcept { return *context_; }
 
     // The loop running on this thread, or nullptr off a loop thread.
@@ -45,13 +47,17 @@ public:
     void run();
     // Stops the loop; safe from any thread.
     void stop();
-    // Runs `fn` on the loop's thread; safe from any thread.
+    // Runs `fn` on the loop's thread; safe from any thread while the loop exists (not during ~loop).
     void post(std::function<void()> fn);
 
     // The current time as an HTTP date (IMF-fixdate, RFC 9110 §5.6.7), refreshed each tick: 29 bytes.
     std::string_view http_date() const noexcept { return {date_, date_length}; }
     // The time of the latest tick; coarse, for timeouts.
     clock::time_point now() const noexcept { return now_; }
+
+    // Where a search for Asio's epoll instance starts: the lowest descriptor number that was free just before
+    // the loop made Asio open it.
+    int reactor_fd_hint() const noexcept { return reactor_fd_hint_; }
 
     // This loop's io_uring, opened on first use; nullptr when io_uring is unavailable here (see
     // uring::available()). Call on the loop's thread, or before it runs.
@@ -84,8 +90,11 @@ private:
     void do_tick();
     void refresh_date();
 
+    static int lowest_free_fd() noexcept;
+
     unsigned index_;
     std::unique_ptr<boost::asio::io_context> context_;
+    int reactor_fd_hint_; // the lowest free descriptor before the ticker made Asio open its reactor
     struct ticker;
     std::unique_ptr<ticker> ticker_;
     std::unique_ptr<uring> ring_;           // declared after context_: destroyed before it

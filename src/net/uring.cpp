@@ -40,6 +40,18 @@ std::error_code errno_code(int e) {
     return {e, std::system_category()};
 }
 
+// Sets a flag for as long as it lives, exceptions included.
+class flag_scope {
+public:
+    explicit flag_scope(bool& flag) noexcept : flag_(flag) { flag_ = true; }
+    ~flag_scope() { flag_ = false; }
+    flag_scope(const flag_scope&) = delete;
+    flag_scope& operator=(const flag_scope&) = delete;
+
+private:
+    bool& flag_;
+};
+
 } // namespace
 
 struct uring::state {
@@ -51,10 +63,12 @@ struct uring::state {
     unsigned buffer_count = 0;
     unsigned buffer_bytes = 0;
     int mask = 0;
-    bool enabled = false;   // IORING_SETUP_R_DISABLED until run() enables it on the loop's thread
-    bool reaping = false;   // completions are being dispatched
-    bool asio_ready = true; // Asio's reactor has events, or a wake-up came: poll it before sleeping
+    bool enabled = false;    // IORING_SETUP_R_DISABLED until run() enables it on the loop's thread
+    bool running = false;    // inside run()
+    bool reaping = false;    // completions are being dispatched
+    bool asio_ready = false; // Asio's reactor has events, or a wake-up came: poll it before sleeping
     bool asio_watched = false;
+    bool wake_watched = false;
     int reactor_fd = -1; // Asio's epoll instance, watched through the ring; -1 when it cannot be
     int wake_fd = -1;    // eventfd written by wake()
     std::uint64_t wake_count = 0;
@@ -192,9 +206,14 @@ io_uring_sqe* uring::get_sqe() {
         io_uring_submit(&s.ring);
         sqe = io_uring_get_sqe(&s.ring);
     }
+    if (sqe == nullptr && s.running) {
+        std::fprintf(stderr, "hotpath: io_uring submission queue full and not submittable\n");
+        std::abort();
+    }
     if (sqe == nullptr) {
-        // A full queue off the loop's thread (it cannot submit there): only after the loop has ended, when
-        // nothing will be submitted any more. The operation is written into a slot nobody reads.
+        // A full queue while the loop does not run (a disabled ring cannot submit, nor can another thread
+        // once the loop's thread is its issuer): only when a loop ends with hundreds of connections left,
+        // which are closed without the ring. The operation is written into a slot nobody reads.
         static thread_local io_uring_sqe discarded;
         sqe = &discarded;
     }
@@ -270,9 +289,9 @@ namespace {
 
 // The epoll instance of Asio's reactor: the only one in the process whose interest list holds a probe
 // descriptor just registered with Asio, so the only descriptor on which removing the probe succeeds (others
-// answer EBADF, EINVAL or ENOENT). Asio opened it with the loop, so it has a low number: the search from 0 ends
-// after a few system calls. -1 if not found.
-int find_reactor_fd(boost::asio::io_context& io) {
+// answer EBADF, EINVAL or ENOENT). The search starts at `hint`, the lowest free number when Asio opened it, so
+// it ends after a few system calls however many loops the process has; then it wraps around. -1 if not found.
+int find_reactor_fd(boost::asio::io_context& io, int hint) {
     const int probe = ::eventfd(0, EFD_CLOEXEC);
     if (probe < 0) {
         return -1;
@@ -289,7 +308,9 @@ int find_reactor_fd(boost::asio::io_context& io) {
         ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 16)) : 1024;
     int found = -1;
     epoll_event unused{};
-    for (int fd = 0; fd < last && found < 0; ++fd) {
+    hint = std::clamp(hint, 0, last);
+    for (int i = 0; i < last && found < 0; ++i) {
+        const int fd = (hint + i) % last;
         if (fd != probe && ::epoll_ctl(fd, EPOLL_CTL_DEL, probe, &unused) == 0) {
             found = fd;
         }
@@ -346,6 +367,10 @@ void uring::watch_asio() {
 
 void uring::watch_wake() {
     auto& s = *state_;
+    if (s.wake_watched) {
+        return;
+    }
+    s.wake_watched = true;
     io_uring_sqe* sqe = get_sqe();
     io_uring_prep_read(sqe, s.wake_fd, &s.wake_count, sizeof(s.wake_count), 0);
     io_uring_sqe_set_data(sqe, &s.wake_op);
@@ -373,13 +398,20 @@ void uring::run() {
         }
         s.enabled = true;
     }
-    s.reactor_fd = find_reactor_fd(io);
+    if (s.reactor_fd < 0) {
+        s.reactor_fd = find_reactor_fd(io, owner_.reactor_fd_hint());
+    }
     s.reactor_op.fn = [](uring_op*, int, unsigned) {};
     s.wake_op.fn = [](uring_op*, int, unsigned) {};
     watch_asio();
     watch_wake();
 
+    // Asio goes first: what was queued before run(), or left by an earlier run, is not announced again.
+    s.asio_ready = true;
+    const flag_scope running(s.running);
     asio_thread in_asio(io);
+    // The loop's 1 s tick keeps Asio's work count above zero, so poll() never stops the context on its own
+    // while ring operations (which Asio does not count) are in flight.
     for (;;) {
         if (s.asio_ready || s.reactor_fd < 0 || owner_.foreign_work() > 0 || !in_asio.info.private_op_queue.empty()) {
             s.asio_ready = false;
@@ -422,7 +454,9 @@ void uring::do_reap() {
         unsigned flags;
     };
     std::array<completion, 256> batch;
-    s.reaping = true;
+    // An exception escaping a completion ends the loop (the rest of the batch is lost with it); closes
+    // prepared later, from the loop's destructor, must then be made at once again.
+    const flag_scope reaping(s.reaping);
     std::size_t n = batch.size();
     while (n == batch.size()) {
         n = 0;
@@ -448,13 +482,13 @@ void uring::do_reap() {
                 }
             } else if (c.op == &s.wake_op) {
                 s.asio_ready = true;
+                s.wake_watched = false;
                 watch_wake();
             } else {
                 c.op->fn(c.op, c.res, c.flags);
             }
         }
     }
-    s.reaping = false;
 }
 
 } // namespace hotpath::net
