@@ -5,8 +5,6 @@
 #include "server/connection.hpp"
 #include "server/worker.hpp"
 
-#include <boost/asio/steady_timer.hpp>
-
 #include <atomic>
 #include <csignal>
 #include <mutex>
@@ -30,8 +28,6 @@ struct server::impl {
     server_options options;
     std::atomic<std::size_t> open_connections{0};
     std::vector<std::unique_ptr<worker>> workers;
-    // One per worker, on its loop: ends the drain at its deadline. Declared after workers: destroyed first.
-    std::vector<std::unique_ptr<boost::asio::steady_timer>> drain_timers;
     std::vector<std::thread> threads;
     std::uint16_t port = 0;
     std::once_flag stop_once;
@@ -74,7 +70,6 @@ struct server::impl {
     // Runs on w's loop.
     void begin_drain(worker& w) {
         w.draining = true;
-        w.drain_deadline = net::clock::now() + options.limits.drain_timeout;
         if (w.listener) {
             w.listener->close();
         }
@@ -86,9 +81,8 @@ struct server::impl {
             return;
         }
         // At the deadline, what is still running is cut (the loop then stops as the last connection goes).
-        auto& timer = *drain_timers[w.loop.index()];
-        timer.expires_at(w.drain_deadline);
-        timer.async_wait([&w](const boost::system::error_code& ec) {
+        w.drain_timer.expires_after(options.limits.drain_timeout);
+        w.drain_timer.async_wait([&w](const boost::system::error_code& ec) {
             if (!ec) {
                 for (connection* c = w.first; c != nullptr; c = c->next) {
                     c->abort();
@@ -134,7 +128,6 @@ result<void> server::start() {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
         if (s.use_uring && w->loop.ring() == nullptr) {
             if (i > 0 || s.options.io == io_backend::uring) {
-                s.drain_timers.clear();
                 s.workers.clear();
                 return std::make_error_code(std::errc::function_not_supported);
             }
@@ -146,14 +139,12 @@ result<void> server::start() {
         w->use_uring = s.use_uring;
         auto l = net::listener::open(w->loop, s.options.address, port, s.options.backlog);
         if (!l) {
-            s.drain_timers.clear();
             s.workers.clear();
             return l.error();
         }
         port = (*l)->port();
         w->listener = std::move(*l);
         w->listener->count_pauses_in(w->stats.accept_pauses);
-        s.drain_timers.push_back(std::make_unique<boost::asio::steady_timer>(w->loop.context()));
         s.workers.push_back(std::move(w));
     }
     s.port = port;
