@@ -72,11 +72,19 @@ struct uring::state {
     int reactor_fd = -1; // Asio's epoll instance, watched through the ring; -1 when it cannot be
     int wake_fd = -1;    // eventfd written by wake()
     std::uint64_t wake_count = 0;
-    uring_op reactor_op; // multishot poll of reactor_fd
-    uring_op wake_op;    // read of wake_fd
+    struct op : uring_op {
+        uring* self = nullptr;
+    };
+    op reactor_op; // multishot poll of reactor_fd
+    op wake_op;    // read of wake_fd
 };
 
-uring::uring(loop& owner) : owner_(owner), state_(std::make_unique<state>()) {}
+uring::uring(loop& owner) : owner_(owner), state_(std::make_unique<state>()) {
+    state_->reactor_op.fn = &uring::on_reactor;
+    state_->reactor_op.self = this;
+    state_->wake_op.fn = &uring::on_wake;
+    state_->wake_op.self = this;
+}
 
 uring::~uring() {
     auto& s = *state_;
@@ -376,6 +384,35 @@ void uring::watch_wake() {
     io_uring_sqe_set_data(sqe, &s.wake_op);
 }
 
+// Asio's epoll instance has events: poll Asio before sleeping again. A poll that ended is armed again, unless
+// the instance cannot be polled, and then the loop looks every millisecond (blind()).
+void uring::on_reactor(uring_op* o, int res, unsigned flags) {
+    uring& u = *static_cast<state::op*>(o)->self;
+    auto& s = *u.state_;
+    s.asio_ready = true;
+    if ((flags & IORING_CQE_F_MORE) == 0) {
+        s.asio_watched = false;
+        if (res < 0 && res != -ECANCELED) {
+            s.reactor_fd = -1;
+        }
+        u.watch_asio();
+    }
+}
+
+// Another thread posted or stopped: poll Asio, and read the next wake-up.
+void uring::on_wake(uring_op* o, int, unsigned) {
+    uring& u = *static_cast<state::op*>(o)->self;
+    u.state_->asio_ready = true;
+    u.state_->wake_watched = false;
+    u.watch_wake();
+}
+
+// Whether Asio may have work that no completion would announce: its epoll instance is not watched, or a name
+// resolution is pending.
+bool uring::blind() const noexcept {
+    return state_->reactor_fd < 0 || owner_.foreign_work() > 0;
+}
+
 // One thread, two sources of work: this ring's completions, and Asio's handlers (timers, posts, sockets Asio
 // still owns while they connect). The thread sleeps in io_uring_enter, never in epoll_wait: Asio's epoll
 // instance is polled through the ring, so its events end the sleep, and Asio runs (io_context::poll) only when
@@ -401,8 +438,6 @@ void uring::run() {
     if (s.reactor_fd < 0) {
         s.reactor_fd = find_reactor_fd(io, owner_.reactor_fd_hint());
     }
-    s.reactor_op.fn = [](uring_op*, int, unsigned) {};
-    s.wake_op.fn = [](uring_op*, int, unsigned) {};
     watch_asio();
     watch_wake();
 
@@ -413,7 +448,7 @@ void uring::run() {
     // The loop's 1 s tick keeps Asio's work count above zero, so poll() never stops the context on its own
     // while ring operations (which Asio does not count) are in flight.
     for (;;) {
-        if (s.asio_ready || s.reactor_fd < 0 || owner_.foreign_work() > 0 || !in_asio.info.private_op_queue.empty()) {
+        if (s.asio_ready || blind() || !in_asio.info.private_op_queue.empty()) {
             s.asio_ready = false;
             in_asio.hand_over_work();
             io.poll(); // takes this thread's private queue first (it supports nested calls)
@@ -432,7 +467,7 @@ void uring::run() {
 void uring::do_wait() {
     auto& s = *state_;
     int r = 0;
-    if (s.reactor_fd < 0 || owner_.foreign_work() > 0) {
+    if (blind()) {
         __kernel_timespec limit{0, blind_sleep_ns};
         io_uring_cqe* first = nullptr;
         r = io_uring_submit_and_wait_timeout(&s.ring, &first, 1, &limit, nullptr);
@@ -445,7 +480,7 @@ void uring::do_wait() {
     }
 }
 
-// Dispatches every completion in batches, each to its operation; Asio's and wake()'s only raise asio_ready.
+// Dispatches every completion in batches, each to its operation.
 void uring::do_reap() {
     auto& s = *state_;
     struct completion {
@@ -470,23 +505,7 @@ void uring::do_reap() {
         }
         io_uring_cq_advance(&s.ring, static_cast<unsigned>(n));
         for (std::size_t i = 0; i < n; ++i) {
-            const completion& c = batch[i];
-            if (c.op == &s.reactor_op) {
-                s.asio_ready = true;
-                if ((c.flags & IORING_CQE_F_MORE) == 0) {
-                    s.asio_watched = false;
-                    if (c.res < 0 && c.res != -ECANCELED) {
-                        s.reactor_fd = -1; // cannot be polled: look every millisecond instead
-                    }
-                    watch_asio();
-                }
-            } else if (c.op == &s.wake_op) {
-                s.asio_ready = true;
-                s.wake_watched = false;
-                watch_wake();
-            } else {
-                c.op->fn(c.op, c.res, c.flags);
-            }
+            batch[i].op->fn(batch[i].op, batch[i].res, batch[i].flags);
         }
     }
 }

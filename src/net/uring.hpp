@@ -68,6 +68,9 @@ private:
     io_uring_sqe* get_sqe();
     void watch_asio();
     void watch_wake();
+    static void on_reactor(uring_op* o, int res, unsigned flags);
+    static void on_wake(uring_op* o, int res, unsigned flags);
+    bool blind() const noexcept;
     void do_wait();
     void do_reap();
 
