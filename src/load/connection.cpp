@@ -22,15 +22,14 @@ void connection::open() {
 
 void connection::on_connected(const boost::system::error_code& ec) {
     connecting_ = false;
+    if (ec != asio::error::operation_aborted) {
+        owner_.on_connect_result(ec);
+    }
     if (ec) {
         socket_.reset();
-        if (ec != asio::error::operation_aborted) {
-            owner_.on_error(*this, error_class::connect, 0);
-        }
         owner_.on_gone(*this, true);
         return;
     }
-    ++owner_.results_.connections_opened;
     boost::system::error_code ignored;
     socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
     if (net::uring* ring = owner_.loop_.ring()) {
@@ -174,7 +173,7 @@ void connection::abort(error_class why) {
     const std::size_t lost = in_flight_.size();
     in_flight_.clear();
     if (why != error_class::count_) {
-        owner_.on_error(*this, why, lost == 0 ? 1 : lost);
+        owner_.on_error(*this, why, lost);
     }
     if (connecting_) {
         boost::system::error_code ignored;

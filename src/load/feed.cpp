@@ -2,6 +2,7 @@
 #include "load/feed.hpp"
 
 #include "http/char_class.hpp"
+#include "http/request_head.hpp"
 
 #include <algorithm>
 #include <iterator>
@@ -25,9 +26,21 @@ std::optional<placeholder> next_placeholder(std::string_view text, std::size_t f
         if (close == std::string_view::npos) {
             return std::nullopt;
         }
+        const auto valid = [](std::string_view name) {
+            return !name.empty() && name.find_first_of("{}\r\n") == std::string_view::npos;
+        };
+        if (text.substr(open + 2, 1) == "{") {
+            const auto raw_close = text.find("}}}", open + 3);
+            if (raw_close != std::string_view::npos) {
+                const std::string_view name = http::char_class::trim_ows(text.substr(open + 3, raw_close - open - 3));
+                if (valid(name)) {
+                    return placeholder{open, raw_close + 3, name, true};
+                }
+            }
+        }
         const std::string_view name = http::char_class::trim_ows(text.substr(open + 2, close - open - 2));
-        if (!name.empty() && name.find_first_of("{}\r\n") == std::string_view::npos) {
-            return placeholder{open, close + 2, name};
+        if (valid(name)) {
+            return placeholder{open, close + 2, name, false};
         }
         from = open + 1;
     }
@@ -137,7 +150,46 @@ bool has_placeholders(std::string_view text) noexcept {
     return next_placeholder(text, 0).has_value();
 }
 
-std::string render(std::string_view templ, const feed& f, std::size_t row) {
+bool is_json_body(std::string_view body, std::string_view content_type) noexcept {
+    if (!content_type.empty()) {
+        for (std::size_t i = 0; i + 4 <= content_type.size(); ++i) {
+            if (http::iequals(content_type.substr(i, 4), "json")) {
+                return true;
+            }
+        }
+        return false;
+    }
+    const auto first = body.find_first_not_of(" \t\r\n");
+    return first != std::string_view::npos && (body[first] == '{' || body[first] == '[');
+}
+
+namespace {
+
+void append_json_escaped(std::string& out, std::string_view value) {
+    constexpr char hex[] = "0123456789abcdef";
+    for (const char c : value) {
+        const auto u = static_cast<unsigned char>(c);
+        if (c == '"' || c == '\\') {
+            out.push_back('\\');
+            out.push_back(c);
+        } else if (c == '\n') {
+            out.append("\\n");
+        } else if (c == '\r') {
+            out.append("\\r");
+        } else if (c == '\t') {
+            out.append("\\t");
+        } else if (u < 0x20) {
+            out.append("\\u00").push_back(hex[u >> 4]);
+            out.push_back(hex[u & 0xf]);
+        } else {
+            out.push_back(c);
+        }
+    }
+}
+
+} // namespace
+
+std::string render(std::string_view templ, const feed& f, std::size_t row, escaping how) {
     std::string out;
     out.reserve(templ.size());
     std::size_t at = 0;
@@ -146,7 +198,13 @@ std::string render(std::string_view templ, const feed& f, std::size_t row) {
         if (!column || row >= f.rows.size() || *column >= f.rows[row].size()) {
             continue; // left verbatim: copied with the text that follows
         }
-        out.append(templ.substr(at, ph->begin - at)).append(f.rows[row][*column]);
+        out.append(templ.substr(at, ph->begin - at));
+        const std::string& value = f.rows[row][*column];
+        if (how == escaping::json && !ph->raw) {
+            append_json_escaped(out, value);
+        } else {
+            out.append(value);
+        }
         at = ph->end;
     }
     return out.append(templ.substr(at));

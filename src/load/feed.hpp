@@ -4,6 +4,7 @@
 #include "load/plan.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,12 +20,22 @@ namespace hotpath::load {
 bool load_csv(std::string_view text, feed& out, std::string& why);
 
 // A placeholder: "{{" NAME "}}" where NAME, trimmed of spaces and tabs, is non-empty and has no braces or line
-// breaks ("{{ cep }}" names the column "cep"). Anything else between braces is plain text.
+// breaks ("{{ cep }}" names the column "cep"). "{{{" NAME "}}}" is the same placeholder asking for the value as
+// it is, never escaped (as in Mustache). Anything else between braces is plain text.
 struct placeholder {
-    std::size_t begin = 0; // offset of "{{"
-    std::size_t end = 0;   // offset just past "}}"
+    std::size_t begin = 0; // offset of "{{" (or "{{{")
+    std::size_t end = 0;   // offset just past "}}" (or "}}}")
     std::string_view name; // points into the text searched
+    bool raw = false;      // written with three braces: the value goes in unescaped
 };
+
+// How values are written into a template: as they are, or as the inside of a JSON string (quote, backslash and
+// control characters escaped, RFC 8259 §7), for bodies that are JSON.
+enum class escaping : std::uint8_t { none, json };
+
+// True when a request body is JSON: its Content-Type names json (application/json, application/problem+json,
+// ...) or, without a Content-Type, it starts with '{' or '['. Placeholders in such a body are JSON-escaped.
+bool is_json_body(std::string_view body, std::string_view content_type) noexcept;
 
 // The first placeholder of `text` starting at or after offset `from`; allocates nothing.
 std::optional<placeholder> next_placeholder(std::string_view text, std::size_t from) noexcept;
@@ -35,9 +46,10 @@ bool has_placeholders(std::string_view text) noexcept;
 // The index of column `name` in `f.columns`.
 std::optional<std::size_t> column_index(const feed& f, std::string_view name) noexcept;
 
-// `templ` with every placeholder replaced by the value of that column in row `row` of `f`. Placeholders that name
-// no column, and all of them when `row` is out of range, are left verbatim (load_scenario refuses such names
-// beforehand). Allocates the returned string; throws only std::bad_alloc.
-std::string render(std::string_view templ, const feed& f, std::size_t row);
+// `templ` with every placeholder replaced by the value of that column in row `row` of `f`, escaped as `how` says
+// (raw placeholders never are). Placeholders that name no column, and all of them when `row` is out of range,
+// are left verbatim (load_scenario refuses such names beforehand). Allocates the returned string; throws only
+// std::bad_alloc.
+std::string render(std::string_view templ, const feed& f, std::size_t row, escaping how = escaping::none);
 
 } // namespace hotpath::load

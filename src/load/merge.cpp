@@ -479,8 +479,26 @@ bool read_results(fields& doc, bool open_model, results& r, std::string& why) {
             return false;
         }
     }
-    if (errors_object->size() != error_class_count) {
+    // Files written before connection attempts were counted apart held them as errors.connect.
+    std::uint64_t legacy_connect = 0;
+    const bool has_legacy_connect = errors.has("connect");
+    if (has_legacy_connect && !errors.u64("connect", legacy_connect)) {
+        return false;
+    }
+    if (errors_object->size() != error_class_count + (has_legacy_connect ? 1 : 0)) {
         why = "errors has an unknown error class";
+        return false;
+    }
+    // Written since connection attempts are counted apart; absent from older files.
+    if (doc.has("connect_attempts") || doc.has("connect_failures")) {
+        if (!doc.u64("connect_attempts", r.connect_attempts) || !doc.u64("connect_failures", r.connect_failures)) {
+            return false;
+        }
+    } else {
+        r.connect_failures = legacy_connect;
+        r.connect_attempts = r.connections_opened + legacy_connect;
+    }
+    if (doc.has("connect_error") && !doc.text("connect_error", r.connect_error)) {
         return false;
     }
     const json::object* statuses = doc.object("statuses");
@@ -504,6 +522,9 @@ bool read_results(fields& doc, bool open_model, results& r, std::string& why) {
         return false;
     }
     if (open_model && !read_histogram(doc, "service_time", r.service_time, why)) {
+        return false;
+    }
+    if (open_model && doc.has("send_lag") && !read_histogram(doc, "send_lag", r.send_lag, why)) {
         return false;
     }
     const json::array* seconds = doc.array("seconds");
@@ -681,6 +702,7 @@ result<void> merge_files(const std::vector<std::string>& paths, std::string& out
         why = "out of memory";
         return std::make_error_code(std::errc::not_enough_memory);
     }
+    print_header(memory, merged->p);
     print_report(memory, merged->p, merged->r, merged->outcomes);
     std::fclose(memory);
     report_text.assign(buffer, size);

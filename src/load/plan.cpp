@@ -7,8 +7,10 @@
 
 #include <cctype>
 #include <charconv>
+#include <algorithm>
 #include <cmath>
 #include <system_error>
+#include <thread>
 
 namespace hotpath::load {
 namespace {
@@ -34,6 +36,7 @@ result<target> parse_url(std::string_view url, std::string& why) {
         return std::make_error_code(std::errc::invalid_argument);
     }
     url.remove_prefix(scheme.size());
+    url = url.substr(0, url.find('#'));
     const auto slash = url.find_first_of("/?");
     std::string_view authority = url.substr(0, slash);
     target t;
@@ -48,9 +51,31 @@ result<target> parse_url(std::string_view url, std::string& why) {
         return std::make_error_code(std::errc::invalid_argument);
     }
     std::string_view host = authority;
-    if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+    std::string_view after_host;
+    if (!authority.empty() && authority.front() == '[') {
+        // IP-literal (RFC 3986 §3.2.2): the address between brackets, then an optional :port.
+        const auto close = authority.find(']');
+        if (close == std::string_view::npos || close == 1 ||
+            authority.substr(1, close - 1).find_first_not_of("0123456789abcdefABCDEF:.") != std::string_view::npos) {
+            why = "bad IPv6 address in the URL: '" + std::string(authority) + "' (e.g. http://[::1]:8080/)";
+            return std::make_error_code(std::errc::invalid_argument);
+        }
+        host = authority.substr(1, close - 1);
+        after_host = authority.substr(close + 1);
+        if (!after_host.empty() && after_host.front() != ':') {
+            why = "bad IPv6 address in the URL: '" + std::string(authority) + "' (e.g. http://[::1]:8080/)";
+            return std::make_error_code(std::errc::invalid_argument);
+        }
+    } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
         host = authority.substr(0, colon);
-        std::string_view port = authority.substr(colon + 1);
+        after_host = authority.substr(colon);
+        if (host.find(':') != std::string_view::npos) {
+            why = "an IPv6 address in a URL goes in brackets: http://[" + std::string(authority) + "]/";
+            return std::make_error_code(std::errc::invalid_argument);
+        }
+    }
+    if (!after_host.empty()) {
+        const std::string_view port = after_host.substr(1);
         unsigned p = 0;
         const auto r = std::from_chars(port.data(), port.data() + port.size(), p);
         if (port.empty() || r.ec != std::errc{} || r.ptr != port.data() + port.size() || p == 0 || p > 65535) {
@@ -71,6 +96,18 @@ result<target> parse_url(std::string_view url, std::string& why) {
         }
     }
     return t;
+}
+
+std::string target::authority() const {
+    std::string a = host.find(':') != std::string::npos ? "[" + host + "]" : host;
+    if (port != 80) {
+        a.append(":").append(std::to_string(port));
+    }
+    return a;
+}
+
+std::string target::url() const {
+    return "http://" + authority() + path_and_query;
 }
 
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
@@ -243,6 +280,7 @@ double plan::level_at(std::chrono::nanoseconds elapsed) const noexcept {
     if (stages.empty()) {
         return rate > 0 ? rate : static_cast<double>(connections);
     }
+    elapsed = std::max(elapsed, std::chrono::nanoseconds{}); // before the start: the first stage's level
     for (const auto& s : stages) {
         if (elapsed < s.duration) {
             const double f = static_cast<double>(elapsed.count()) / static_cast<double>(s.duration.count());
@@ -251,6 +289,66 @@ double plan::level_at(std::chrono::nanoseconds elapsed) const noexcept {
         elapsed -= s.duration;
     }
     return stages.back().to;
+}
+
+double plan::max_level() const noexcept {
+    if (stages.empty()) {
+        return level_at({});
+    }
+    double most = 0;
+    for (const auto& s : stages) {
+        most = std::max({most, s.from, s.to});
+    }
+    return most;
+}
+
+std::optional<std::chrono::nanoseconds> plan::arrival_time(double k) const noexcept {
+    if (k < 0) {
+        return std::nullopt;
+    }
+    if (stages.empty()) {
+        if (!(rate > 0)) {
+            return std::nullopt;
+        }
+        return std::chrono::nanoseconds{static_cast<std::int64_t>(k / rate * 1e9)};
+    }
+    // Within a stage of length D from rate a to b, arrivals by time t: a*t + (b - a)*t^2 / (2D). Solved for t in
+    // the form 2r / (a + sqrt(a^2 + 4Ar)), which stays exact as b - a goes to 0.
+    std::chrono::nanoseconds before{};
+    double done = 0;
+    for (const auto& s : stages) {
+        const double d = static_cast<double>(s.duration.count()) / 1e9;
+        const double area = (s.from + s.to) / 2 * d;
+        const double r = k - done;
+        if (r < area) {
+            const double a = s.from;
+            const double curve = (s.to - s.from) / (2 * d);
+            const double root = std::sqrt(std::max(0.0, a * a + 4 * curve * r));
+            const double t = a + root > 0 ? 2 * r / (a + root) : 0;
+            return before + std::min(s.duration, std::chrono::nanoseconds{static_cast<std::int64_t>(t * 1e9)});
+        }
+        done += area;
+        before += s.duration;
+    }
+    return std::nullopt;
+}
+
+double plan::planned_arrivals() const noexcept {
+    if (!open_model()) {
+        return 0;
+    }
+    if (stages.empty()) {
+        return rate * static_cast<double>(duration.count()) / 1e9;
+    }
+    double total = 0;
+    for (const auto& s : stages) {
+        total += (s.from + s.to) / 2 * static_cast<double>(s.duration.count()) / 1e9;
+    }
+    return total;
+}
+
+unsigned resolve_threads(const plan& p) noexcept {
+    return p.threads != 0 ? p.threads : std::max(1u, std::thread::hardware_concurrency());
 }
 
 std::vector<request_spec> requests_or_default(const plan& p) {
@@ -268,10 +366,7 @@ std::vector<request_spec> requests_or_default(const plan& p) {
 
 std::string build_request(const plan& p, const request_spec& q) {
     std::string r;
-    r.append(q.method).append(" ").append(q.path_and_query).append(" HTTP/1.1\r\nHost: ").append(p.to.host);
-    if (p.to.port != 80) {
-        r.append(":").append(std::to_string(p.to.port));
-    }
+    r.append(q.method).append(" ").append(q.path_and_query).append(" HTTP/1.1\r\nHost: ").append(p.to.authority());
     r.append("\r\n");
     bool has_agent = false;
     for (const auto& [name, value] : q.headers) {

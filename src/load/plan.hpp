@@ -16,12 +16,18 @@ using clock = std::chrono::steady_clock;
 
 // http://host[:port][/path][?query]; only plain HTTP.
 struct target {
-    std::string host;
+    std::string host; // a name or an address; an IPv6 literal without its brackets ("::1")
     std::uint16_t port = 80;
     std::string path_and_query = "/";
+
+    // host[:port] as the Host field and URLs write it: brackets around an IPv6 literal, no port when it is 80.
+    std::string authority() const;
+    // "http://" + authority() + path_and_query.
+    std::string url() const;
 };
 
-// Parses a URL; errors name what is wrong (for a one-line CLI message).
+// Parses a URL; errors name what is wrong (for a one-line CLI message). An IPv6 literal is written in brackets
+// (http://[::1]:8080/); a fragment (#...) is dropped, as curl does: it never goes on the wire (RFC 9110 §4.2.4).
 result<target> parse_url(std::string_view url, std::string& why);
 
 // One stage of a profile: for `duration`, the arrival rate (open model, requests/s) or the number of
@@ -89,7 +95,7 @@ struct plan {
     std::vector<request_spec> scenario;
     feed data;
 
-    unsigned threads = 1;
+    unsigned threads = 0;       // worker threads, one event loop each; 0: one per core (resolve_threads)
     unsigned connections = 50;  // closed model: virtual users; open model: connections opened at start
     std::uint64_t requests = 0; // > 0: stop after exactly this many responses (ab -n)
     std::chrono::nanoseconds duration = std::chrono::seconds{10};
@@ -99,7 +105,7 @@ struct plan {
     unsigned pipeline = 1;
 
     double rate = 0;              // > 0: open model at this many requests/s
-    unsigned max_connections = 0; // open model: cap on connections (0: 10 × connections)
+    unsigned max_connections = 0; // open model: cap on connections (0: `connections`, the -c a user gave)
     std::vector<stage> stages;    // replace duration/rate/connections when present
 
     std::vector<unsigned> expected_statuses; // answered statuses counted as success besides 1xx–3xx
@@ -110,9 +116,21 @@ struct plan {
     }
     // Total planned time: the stages' sum, else duration (warm-up included).
     std::chrono::nanoseconds total_time() const noexcept;
-    // The arrival rate (open) or virtual users (closed) at `elapsed` into the run.
+    // The arrival rate (open) or virtual users (closed) at `elapsed` into the run. A time before the start is
+    // taken as the start and one past the end as the end: the level is always one the stages pass through.
     double level_at(std::chrono::nanoseconds elapsed) const noexcept;
+    // The highest level of the run: the most virtual users a closed-model plan ever asks for.
+    double max_level() const noexcept;
+    // Open model: when the `k`-th arrival (k = 0, 1, ...) is due, from the start: the time at which the integral
+    // of the rate reaches k (so a ramp from 0 sends as many requests as the area under it, as k6's
+    // ramping-arrival-rate does). nullopt when the plan's stages end before that.
+    std::optional<std::chrono::nanoseconds> arrival_time(double k) const noexcept;
+    // Open model: arrivals planned in the whole run (the integral of the rate); 0 for the closed model.
+    double planned_arrivals() const noexcept;
 };
+
+// The threads a plan runs on: `p.threads`, or one per core when it is 0.
+unsigned resolve_threads(const plan& p) noexcept;
 
 // The scenario's requests, or the one request the plain flags describe.
 std::vector<request_spec> requests_or_default(const plan& p);

@@ -32,12 +32,20 @@ std::string percentile_name(double p) {
     return p == std::floor(p) ? fmt::format("p{}", static_cast<int>(p)) : fmt::format("p{}", p);
 }
 
+// The connections a plan holds at most: -c, or the largest stage's virtual users.
+unsigned connections_of(const plan& p) {
+    return !p.open_model() && !p.stages.empty() ? static_cast<unsigned>(std::lround(p.max_level())) : p.connections;
+}
+
 std::string model_of(const plan& p) {
     if (p.open_model()) {
-        return p.stages.empty() ? fmt::format("open model, {} req/s", p.rate) : "open model, staged rate";
+        return fmt::format("open model, {}, {} connection{}",
+                           p.stages.empty() ? fmt::format("{} req/s", p.rate) : std::string("staged rate"),
+                           p.max_connections > 0 ? p.max_connections : p.connections,
+                           (p.max_connections > 0 ? p.max_connections : p.connections) == 1 ? "" : "s");
     }
     return p.stages.empty() ? fmt::format("closed model, {} connections", p.connections)
-                            : "closed model, staged virtual users";
+                            : fmt::format("closed model, staged virtual users (up to {})", connections_of(p));
 }
 
 // A 128-bit sum in decimal: JSON numbers past 2^64 (or 2^53 as doubles) do not survive most readers.
@@ -136,10 +144,25 @@ std::vector<threshold_outcome> evaluate(const plan& p, const results& r) {
     return out;
 }
 
+verdict judge(const results& r, const std::vector<threshold_outcome>& outcomes) noexcept {
+    if (r.successes == 0) {
+        return verdict::nothing_succeeded;
+    }
+    for (const auto& o : outcomes) {
+        if (!o.pass) {
+            return verdict::threshold_failed;
+        }
+    }
+    return verdict::passed;
+}
+
+void print_header(std::FILE* out, const plan& p) {
+    const unsigned threads = resolve_threads(p);
+    fmt::print(out, "hotpath load {}: {}, {} thread{}\n", p.to.url(), model_of(p), threads, threads == 1 ? "" : "s");
+}
+
 void print_report(std::FILE* out, const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes) {
     const auto& h = r.latency;
-    fmt::print(out, "hotpath load http://{}:{}{}: {}, {} thread{}\n", p.to.host, p.to.port, p.to.path_and_query,
-               model_of(p), p.threads, p.threads == 1 ? "" : "s");
     fmt::print(out, "  Requests     {} responses in {:.2f}s, {:.1f}/s; {} errors ({:.2f}%)\n", r.responses,
                seconds_of(r.measured), rate_of(r), r.error_total(), error_rate_of(r) * 100);
     if (h.count() == 0) {
@@ -209,9 +232,14 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                        format_duration_ns(static_cast<double>(q.latency.value_at_percentile(99))));
         }
     }
-    fmt::print(out, "  Transfer     {:.2f} MB received, {:.2f} MB sent, {} connections opened\n",
-               static_cast<double>(r.bytes_received) / 1e6, static_cast<double>(r.bytes_sent) / 1e6,
-               r.connections_opened);
+    fmt::print(out, "  Transfer     {:.2f} MB received, {:.2f} MB sent\n", static_cast<double>(r.bytes_received) / 1e6,
+               static_cast<double>(r.bytes_sent) / 1e6);
+    if (r.connect_failures == 0) {
+        fmt::print(out, "  Connections  {} opened\n", r.connections_opened);
+    } else {
+        fmt::print(out, "  Connections  {} opened; {} of {} attempts failed ({})\n", r.connections_opened,
+                   r.connect_failures, r.connect_attempts, r.connect_error.empty() ? "no reason" : r.connect_error);
+    }
     if (p.open_model()) {
         const auto& s = r.service_time;
         fmt::print(out,
@@ -220,7 +248,17 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                    format_duration_ns(static_cast<double>(s.value_at_percentile(50))),
                    format_duration_ns(static_cast<double>(s.value_at_percentile(99))),
                    format_duration_ns(static_cast<double>(s.max_ns())));
-        fmt::print(out, "               {} sent late (all connections busy), {} never sent\n", r.late, r.unsent);
+        if (r.late == 0) {
+            fmt::print(out, "               every request sent on time; {} never sent\n", r.unsent);
+        } else {
+            fmt::print(out,
+                       "               {} sent late, behind schedule p50 {} p99 {} max {} (all {} connections "
+                       "busy: raise -c or --max-connections); {} never sent\n",
+                       r.late, format_duration_ns(static_cast<double>(r.send_lag.value_at_percentile(50))),
+                       format_duration_ns(static_cast<double>(r.send_lag.value_at_percentile(99))),
+                       format_duration_ns(static_cast<double>(r.send_lag.max_ns())),
+                       p.max_connections > 0 ? p.max_connections : p.connections, r.unsent);
+        }
     }
     for (const auto& o : outcomes) {
         const bool is_latency = o.rule->what == threshold::metric::percentile ||
@@ -230,17 +268,27 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                                                                                : fmt::format("{:.1f}/s", o.actual);
         fmt::print(out, "  Threshold    {:<16} {} (actual {})\n", o.rule->text, o.pass ? "pass" : "FAIL", actual);
     }
+    if (judge(r, outcomes) == verdict::nothing_succeeded) {
+        if (r.connections_opened == 0 && r.connect_failures > 0) {
+            fmt::print(out, "  Result       FAIL: nothing succeeded; no connection could be opened ({})\n",
+                       r.connect_error);
+        } else if (r.connections_opened == 0) {
+            fmt::print(out, "  Result       FAIL: nothing succeeded; no connection was opened\n");
+        } else {
+            fmt::print(out, "  Result       FAIL: nothing succeeded; no request got a successful response\n");
+        }
+    }
 }
 
 std::string to_json(const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes) {
     boost::json::object doc;
     doc["schema"] = "hotpath-load/1";
     boost::json::object run;
-    run["url"] = fmt::format("http://{}:{}{}", p.to.host, p.to.port, p.to.path_and_query);
+    run["url"] = p.to.url();
     run["method"] = p.method;
     run["model"] = p.open_model() ? "open" : "closed";
-    run["threads"] = p.threads;
-    run["connections"] = p.connections;
+    run["threads"] = resolve_threads(p);
+    run["connections"] = connections_of(p);
     run["rate"] = p.rate;
     run["pipeline"] = p.pipeline;
     run["keep_alive"] = p.keep_alive;
@@ -267,6 +315,11 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     doc["bytes_received"] = r.bytes_received;
     doc["bytes_sent"] = r.bytes_sent;
     doc["connections_opened"] = r.connections_opened;
+    doc["connect_attempts"] = r.connect_attempts;
+    doc["connect_failures"] = r.connect_failures;
+    if (!r.connect_error.empty()) {
+        doc["connect_error"] = r.connect_error;
+    }
     doc["late"] = r.late;
     doc["unsent"] = r.unsent;
     boost::json::object errors;
@@ -284,6 +337,7 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     doc["latency"] = histogram_json(r.latency);
     if (p.open_model()) {
         doc["service_time"] = histogram_json(r.service_time);
+        doc["send_lag"] = histogram_json(r.send_lag);
     }
     boost::json::array seconds;
     for (std::size_t i = 0; i < r.seconds.size(); ++i) {

@@ -19,8 +19,17 @@ struct threshold_outcome {
 
 std::vector<threshold_outcome> evaluate(const plan& p, const results& r);
 
-// The console report (wrk/oha-like): totals, rates, latency summary and percentiles with a distribution
-// plot, statuses, errors by class, transfer, open-model figures, thresholds.
+// How a run ended, for the exit code: every threshold held; a threshold failed; or no request succeeded at all
+// (the target was down, refused every connection, or answered only errors), which no threshold can excuse.
+enum class verdict : std::uint8_t { passed, threshold_failed, nothing_succeeded };
+verdict judge(const results& r, const std::vector<threshold_outcome>& outcomes) noexcept;
+
+// The run's first line, printed as it starts: "hotpath load URL: closed model, 50 connections, 2 threads".
+void print_header(std::FILE* out, const plan& p);
+
+// The console report (wrk/oha-like) after the header: totals, rates, latency summary and percentiles with a
+// distribution plot, statuses, errors by class, connections, transfer, open-model figures, thresholds, and a
+// line saying so when nothing succeeded.
 void print_report(std::FILE* out, const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes);
 
 // The JSON document, schema "hotpath-load/1" (docs/load-json.md): everything in the report plus the full

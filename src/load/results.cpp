@@ -7,8 +7,6 @@ namespace hotpath::load {
 
 std::string_view to_string(error_class e) noexcept {
     switch (e) {
-    case error_class::connect:
-        return "connect";
     case error_class::read:
         return "read";
     case error_class::write:
@@ -34,6 +32,22 @@ second_sample& results::second(std::size_t index) {
     return seconds[index];
 }
 
+void results::close_seconds() {
+    const auto whole = static_cast<std::size_t>((measured + std::chrono::seconds{1} - std::chrono::nanoseconds{1}) /
+                                                std::chrono::seconds{1});
+    const std::size_t keep = std::max<std::size_t>(1, whole);
+    if (seconds.size() <= keep) {
+        return;
+    }
+    auto& last = seconds[keep - 1];
+    for (std::size_t i = keep; i < seconds.size(); ++i) {
+        last.responses += seconds[i].responses;
+        last.errors += seconds[i].errors;
+        last.latency->merge(*seconds[i].latency);
+    }
+    seconds.resize(keep);
+}
+
 void results::merge(const results& other) {
     latency.merge(other.latency);
     service_time.merge(other.service_time);
@@ -49,7 +63,13 @@ void results::merge(const results& other) {
     bytes_sent += other.bytes_sent;
     unsent += other.unsent;
     late += other.late;
+    send_lag.merge(other.send_lag);
+    connect_attempts += other.connect_attempts;
+    connect_failures += other.connect_failures;
     connections_opened += other.connections_opened;
+    if (connect_error.empty()) {
+        connect_error = other.connect_error;
+    }
     measured = std::max(measured, other.measured);
     if (per_request.size() < other.per_request.size()) {
         per_request.resize(other.per_request.size());

@@ -13,7 +13,9 @@
 
 namespace hotpath::load {
 
-enum class error_class : std::uint8_t { connect, read, write, timeout, malformed, status, check, count_ };
+// Why a request failed. A failed connection attempt is not a failed request (no request was sent on it): it is
+// counted in results::connect_failures.
+enum class error_class : std::uint8_t { read, write, timeout, malformed, status, check, count_ };
 inline constexpr std::size_t error_class_count = static_cast<std::size_t>(error_class::count_);
 std::string_view to_string(error_class e) noexcept;
 
@@ -48,12 +50,20 @@ struct results {
     std::uint64_t bytes_sent = 0;
     std::uint64_t unsent = 0; // open model: due but never sent (all connections busy until the end)
     std::uint64_t late = 0;   // open model: sent after waiting for a free connection
-    std::uint64_t connections_opened = 0;
+    // Open model: how far behind its scheduled time each late request was sent.
+    metrics::histogram send_lag;
+    std::uint64_t connect_attempts = 0;
+    std::uint64_t connect_failures = 0;   // attempts that failed (refused, unreachable, ...)
+    std::uint64_t connections_opened = 0; // attempts that succeeded
+    std::string connect_error;            // the first failed attempt's reason, "" if none failed
     std::chrono::nanoseconds measured{}; // length of the measured window (warm-up excluded)
     std::vector<second_sample> seconds;
     std::vector<request_results> per_request; // one per scenario request, in the scenario's order
 
     second_sample& second(std::size_t index);
+    // Folds the per-second samples past the measured window into its last second: responses still in flight at
+    // the end are counted, and the series has one entry per second measured (ceil(measured / 1 s)).
+    void close_seconds();
     void merge(const results& other);
     std::uint64_t error_total() const noexcept;
 };

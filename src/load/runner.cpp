@@ -48,12 +48,13 @@ result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, 
 
     live_counters live;
     const auto start = clock::now() + std::chrono::milliseconds{20}; // every worker starts on the same schedule
+    const unsigned thread_count = resolve_threads(p);
     std::vector<std::unique_ptr<worker>> workers;
-    for (unsigned i = 0; i < p.threads; ++i) {
-        workers.push_back(std::make_unique<worker>(p, endpoint, i, p.threads, start, live));
+    for (unsigned i = 0; i < thread_count; ++i) {
+        workers.push_back(std::make_unique<worker>(p, endpoint, i, thread_count, start, live));
     }
     std::vector<std::thread> threads;
-    std::atomic<unsigned> running{p.threads};
+    std::atomic<unsigned> running{thread_count};
     for (auto& w : workers) {
         threads.emplace_back([&w, &running] {
             w->run();
@@ -85,15 +86,21 @@ result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, 
             static_cast<double>(responses - last_responses) / std::chrono::duration<double>(now - last_time).count();
         last_responses = responses;
         last_time = now;
-        const double elapsed = std::chrono::duration<double>(now - start).count();
+        const double elapsed = std::max(0.0, std::chrono::duration<double>(now - start).count());
         const std::string where =
             p.requests > 0 ? fmt::format("{}/{} requests", responses, p.requests)
                            : fmt::format("{:.0f}s/{:.0f}s", elapsed, std::chrono::duration<double>(planned).count());
         const double fraction = p.requests > 0 ? static_cast<double>(responses) / static_cast<double>(p.requests)
                                                : elapsed / std::chrono::duration<double>(planned).count();
+        // Only what is true so far: no p95 before a whole second has been measured, and the warm-up says so.
+        const bool warming_up = now < start + p.warmup;
+        const std::string p95 =
+            warming_up ? "warming up"
+            : live.seconds_published.load() == 0
+                ? "p95 -"
+                : "p95 " + format_duration_ns(static_cast<double>(live.last_second_p95_ns.load()));
         const std::string status =
-            fmt::format("{} {:.0f} req/s  p95 {}  errors {}", where, rps,
-                        format_duration_ns(static_cast<double>(live.last_second_p95_ns.load())), live.errors.load());
+            fmt::format("{} {:.0f} req/s  {}  errors {}", where, rps, p95, live.errors.load());
         if (mode == progress_mode::terminal) {
             fmt::print(progress_out, "\r[{}] {}\x1b[K", bar(fraction, 30), status);
         } else {

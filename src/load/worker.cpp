@@ -1,6 +1,7 @@
 // A load worker: schedules requests (closed or open model), records every response, keeps its timeouts.
 #include "load/worker.hpp"
 
+#include "http/request_head.hpp"
 #include "load/feed.hpp"
 
 #include <boost/asio/post.hpp>
@@ -17,6 +18,11 @@ namespace {
 // How often a worker wakes when nothing is scheduled sooner: timeouts, stages and the end are checked then.
 constexpr std::chrono::milliseconds tick_period{10};
 
+// Worker `index` of `count`'s part of `total`: the remainder goes to the first workers.
+unsigned share_of(unsigned total, unsigned index, unsigned count) noexcept {
+    return total / count + (index < total % count ? 1 : 0);
+}
+
 } // namespace
 
 struct worker::timer {
@@ -26,7 +32,7 @@ struct worker::timer {
 
 worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned index, unsigned count,
                clock::time_point start, live_counters& live)
-    : plan_(p), endpoint_(endpoint), index_(index), share_(1.0 / count), loop_(index),
+    : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index),
       timer_(std::make_unique<timer>(loop_.context())), start_(start), live_(live) {
     double total_weight = 0;
     for (auto& spec : requests_or_default(p)) {
@@ -38,6 +44,11 @@ worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned 
         for (const auto& c : spec.checks) {
             r.keeps_body = r.keeps_body || c.what == check::kind::body_contains;
         }
+        std::string_view content_type;
+        for (const auto& [name, value] : spec.headers) {
+            content_type = http::iequals(name, "content-type") ? std::string_view(value) : content_type;
+        }
+        r.json_body = is_json_body(spec.body, content_type);
         if (!r.templated) {
             r.bytes = build_request(p, spec);
             for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
@@ -57,12 +68,12 @@ worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned 
     if (counted_) {
         to_send_ = p.requests / count + (index < p.requests % count ? 1 : 0);
     }
-    const unsigned users = p.connections / count + (index < p.connections % count ? 1 : 0);
-    max_connections_ = p.max_connections > 0 ? std::max(1u, p.max_connections / count) : std::max(1u, users) * 10;
-    // Workers' schedules interleave instead of sending at the same instants.
-    const double rate = p.level_at({}) * share_;
-    next_send_ = start_ + (rate > 0 ? std::chrono::nanoseconds{static_cast<std::int64_t>(index * 1e9 / (rate * count))}
-                                    : std::chrono::nanoseconds{});
+    users_ = share_of(p.connections, index, count);
+    most_users_ = share_of(static_cast<unsigned>(std::lround(p.max_level())), index, count);
+    // Open model: -c connections unless --max-connections allows more; sends that find them all busy wait (and
+    // are reported late) instead of opening connections that would distort what is measured.
+    max_connections_ = std::max(1u, share_of(p.max_connections > 0 ? p.max_connections : p.connections, index, count));
+    schedule_next_arrival();
 }
 
 worker::~worker() = default;
@@ -92,7 +103,7 @@ std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsign
     const std::size_t row = (feed_row_++ * workers + index_) % rows;
     request_spec filled = r.spec;
     filled.path_and_query = render(r.spec.path_and_query, plan_.data, row);
-    filled.body = render(r.spec.body, plan_.data, row);
+    filled.body = render(r.spec.body, plan_.data, row, r.json_body ? escaping::json : escaping::none);
     for (auto& h : filled.headers) {
         h.second = render(h.second, plan_.data, row);
     }
@@ -112,14 +123,12 @@ connection* worker::add_connection() {
 
 void worker::run() {
     loop_.post([this] {
-        const unsigned users = plan_.connections / static_cast<unsigned>(std::lround(1 / share_)) +
-                               (index_ < plan_.connections % static_cast<unsigned>(std::lround(1 / share_)) ? 1 : 0);
         if (plan_.open_model()) {
-            for (unsigned i = 0; i < std::min<std::size_t>(std::max(1u, users), max_connections_); ++i) {
+            for (unsigned i = 0; i < std::min<std::size_t>(std::max(1u, users_), max_connections_); ++i) {
                 add_connection()->open();
             }
         } else if (plan_.stages.empty()) {
-            for (unsigned i = 0; i < users; ++i) {
+            for (unsigned i = 0; i < users_; ++i) {
                 add_connection()->open();
             }
         } else {
@@ -191,10 +200,14 @@ void worker::dispatch(clock::time_point scheduled) {
 
 void worker::on_ready(connection& c) {
     if (plan_.open_model()) {
-        if (!pending_.empty() && !finished_) {
+        // Past the end nothing more is sent: what is still pending is reported as never sent.
+        if (!pending_.empty() && !finished_ && !stopping_) {
             const auto scheduled = pending_.front();
             pending_.pop_front();
-            ++results_.late;
+            if (scheduled >= warmup_end_) {
+                ++results_.late;
+                results_.send_lag.record(clock::now() - scheduled);
+            }
             c.send(scheduled, 1);
         }
         return;
@@ -212,6 +225,7 @@ void worker::on_bytes(std::size_t bytes) {
 void worker::on_response(connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
                          unsigned status, std::string_view body) {
     const auto now = clock::now();
+    live_.responses.fetch_add(1, std::memory_order_relaxed);
     if (now < warmup_end_) {
         return;
     }
@@ -253,18 +267,29 @@ void worker::on_response(connection&, clock::time_point scheduled, clock::time_p
         ++second.errors;
         live_.errors.fetch_add(1, std::memory_order_relaxed);
     }
-    live_.responses.fetch_add(1, std::memory_order_relaxed);
 }
 
 void worker::on_error(connection&, error_class e, std::size_t lost_requests) {
     const auto now = clock::now();
-    if (now < warmup_end_ || finished_) {
+    if (now < warmup_end_ || finished_ || lost_requests == 0) {
         return;
     }
-    const std::uint64_t n = std::max<std::size_t>(1, lost_requests);
+    const std::uint64_t n = lost_requests;
     results_.errors[static_cast<std::size_t>(e)] += n;
     results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1})).errors += n;
     live_.errors.fetch_add(n, std::memory_order_relaxed);
+}
+
+void worker::on_connect_result(const boost::system::error_code& ec) {
+    ++results_.connect_attempts;
+    if (!ec) {
+        ++results_.connections_opened;
+        return;
+    }
+    ++results_.connect_failures;
+    if (results_.connect_error.empty()) {
+        results_.connect_error = ec.message();
+    }
 }
 
 void worker::on_gone(connection& c, bool failed) {
@@ -281,10 +306,10 @@ void worker::on_gone(connection& c, bool failed) {
 }
 
 void worker::adjust_users(clock::time_point now) {
-    const double total = plan_.level_at(now - start_);
-    const unsigned count = static_cast<unsigned>(std::lround(1 / share_));
-    const auto whole = static_cast<unsigned>(std::lround(total));
-    const unsigned target = whole / count + (index_ < whole % count ? 1 : 0);
+    // level_at() stays within the stages' levels whatever the clock says (before the start: the first level);
+    // the bound below is the plan's promise all the same: never more users than its largest stage.
+    const double level = std::clamp(plan_.level_at(now - start_), 0.0, plan_.max_level());
+    const unsigned target = std::min(share_of(static_cast<unsigned>(std::lround(level)), index_, count_), most_users_);
     unsigned active = 0;
     for (auto& c : connections_) {
         if (!c->retire && !c->gone()) {
@@ -341,6 +366,7 @@ void worker::publish_second(clock::time_point now) {
         if (published_seconds_ < results_.seconds.size()) {
             live_.last_second_p95_ns.store(results_.seconds[published_seconds_].latency->value_at_percentile(95),
                                            std::memory_order_relaxed);
+            live_.seconds_published.fetch_add(1, std::memory_order_relaxed);
         }
         ++published_seconds_;
     }
@@ -363,6 +389,7 @@ void worker::check_done(clock::time_point now) {
     pending_.clear();
     const auto measured_end = counted_ ? now : std::min(now, end_);
     results_.measured = measured_end > warmup_end_ ? measured_end - warmup_end_ : std::chrono::nanoseconds{};
+    results_.close_seconds();
     timer_->t.cancel();
     for (auto& c : connections_) {
         c->abort(error_class::count_);
@@ -398,9 +425,7 @@ void worker::do_tick() {
             if (counted_) {
                 --to_send_;
             }
-            const double rate = plan_.level_at(next_send_ - start_) * share_;
-            next_send_ += rate > 1e-9 ? std::chrono::nanoseconds{static_cast<std::int64_t>(1e9 / rate)}
-                                      : std::chrono::nanoseconds{tick_period};
+            schedule_next_arrival();
         }
     } else {
         if (!plan_.stages.empty() && !stopping_) {
@@ -426,6 +451,17 @@ void worker::do_tick() {
     if (!finished_) {
         schedule_tick(now);
     }
+}
+
+void worker::schedule_next_arrival() {
+    if (!plan_.open_model()) {
+        return;
+    }
+    // The run's arrivals k = 0, 1, 2, ... are dealt to the workers in turn (worker i takes i, i + n, ...), each
+    // sent when the integral of the rate reaches k: the workers' sends interleave and add up to the plan's.
+    const double k = static_cast<double>(arrivals_++) * count_ + index_;
+    const auto at = plan_.arrival_time(k);
+    next_send_ = at ? start_ + *at : clock::time_point::max();
 }
 
 void worker::schedule_tick(clock::time_point now) {

@@ -21,9 +21,10 @@ namespace hotpath::load {
 
 // Updated by workers, read by the progress display from another thread.
 struct live_counters {
-    std::atomic<std::uint64_t> responses{0};
-    std::atomic<std::uint64_t> errors{0};
+    std::atomic<std::uint64_t> responses{0}; // every response, warm-up included (the display's req/s)
+    std::atomic<std::uint64_t> errors{0};    // failed requests in the measured window
     std::atomic<std::uint64_t> last_second_p95_ns{0};
+    std::atomic<std::uint64_t> seconds_published{0}; // 0 until a whole measured second has a p95
 };
 
 class worker;
@@ -105,11 +106,15 @@ private:
     void on_response(connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
                      unsigned status, std::string_view body);
     void on_bytes(std::size_t bytes);
+    // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
     void on_error(connection& c, error_class e, std::size_t lost_requests);
+    void on_connect_result(const boost::system::error_code& ec);
     void on_ready(connection& c);
     void on_gone(connection& c, bool failed);
     void do_tick();
     void schedule_tick(clock::time_point now);
+    // Open model: sets next_send_ to this worker's next arrival (time_point::max() when the plan has no more).
+    void schedule_next_arrival();
     void dispatch(clock::time_point scheduled);
     bool may_send() const noexcept;
     // Closed model: how many gone connections may be reopened now (one per request left with -n).
@@ -128,7 +133,8 @@ private:
     http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
     boost::asio::ip::tcp::endpoint endpoint_;
     unsigned index_;
-    double share_; // this worker's fraction of the rate, the users and the request count
+    unsigned count_; // workers in the run
+    double share_;   // this worker's fraction of the rate, the users and the request count
     net::loop loop_;
     struct timer;
     std::unique_ptr<timer> timer_;
@@ -140,6 +146,7 @@ private:
         std::string pipelined;
         bool templated = false;
         bool keeps_body = false;
+        bool json_body = false; // placeholders in the body are JSON-escaped (feed.hpp: is_json_body)
         double cumulative_weight = 0;
     };
     std::vector<prepared> prepared_;
@@ -148,6 +155,9 @@ private:
     std::vector<std::unique_ptr<connection>> connections_;
     std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
     std::size_t max_connections_ = 0;
+    unsigned users_ = 0;         // closed model without stages: this worker's virtual users
+    unsigned most_users_ = 0;    // closed model with stages: this worker's share of the plan's largest stage
+    std::uint64_t arrivals_ = 0; // open model: arrivals of this worker scheduled so far
 
     clock::time_point start_;
     clock::time_point warmup_end_;

@@ -5,10 +5,12 @@
 #include "server/server.hpp"
 #include "support/test_server.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <charconv>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -50,6 +52,19 @@ app make_app() {
             ++seen[id];
         }
         res.text("item " + id + " body " + std::string(req.query_param("q")));
+    });
+    // Answers 200 when the body is a JSON object, 400 otherwise; keeps each "v" it was sent.
+    a.post("/json", [](request& req, response& res) {
+        boost::system::error_code ec;
+        const auto v = boost::json::parse(req.body(), ec);
+        if (ec || !v.is_object() || !v.as_object().contains("v") || !v.as_object().at("v").is_string()) {
+            res.status(http::status::bad_request);
+            res.text("not JSON");
+            return;
+        }
+        std::lock_guard lock(seen_mutex);
+        ++seen[std::string(v.as_object().at("v").as_string())];
+        res.text("ok");
     });
     a.get("/missing-sometimes", [](request&, response& res) {
         if (served.fetch_add(1) % 4 == 0) {
@@ -176,12 +191,164 @@ TEST_F(load_test, statuses_can_be_declared_expected) {
     EXPECT_EQ(r.successes, 400u);
 }
 
-TEST_F(load_test, refused_connections_are_connect_errors) {
+TEST_F(load_test, refused_connections_are_failed_attempts_not_failed_requests) {
     auto p = make_plan(1, "/"); // nothing listens on port 1
     p.duration = 500ms;
     const auto r = run(p);
     EXPECT_EQ(r.responses, 0u);
-    EXPECT_GT(r.errors[static_cast<std::size_t>(load::error_class::connect)], 0u);
+    EXPECT_GT(r.connect_failures, 0u);
+    EXPECT_EQ(r.connect_attempts, r.connect_failures);
+    EXPECT_EQ(r.connect_error, "Connection refused");
+    EXPECT_EQ(r.error_total(), 0u) << "no request was sent";
+    EXPECT_EQ(load::judge(r, {}), load::verdict::nothing_succeeded);
+}
+
+// A target that comes up late: every request sent succeeds, so an errors<1% threshold holds; the refused
+// attempts before it came up are reported apart (they were counted as 188 failed requests of 588).
+TEST_F(load_test, a_target_that_comes_up_late_fails_no_request) {
+    std::uint16_t port = 0;
+    {
+        test::test_server probe(routes_);
+        port = probe.port(); // free again once the probe stops
+    }
+    for (const bool open : {false, true}) {
+        auto p = make_plan(port, "/fast");
+        p.duration = 1500ms;
+        p.connections = 4;
+        if (open) {
+            p.rate = 400;
+        }
+        std::string why;
+        p.thresholds.push_back(*load::parse_threshold("errors<1%", why));
+        std::unique_ptr<server> late;
+        std::thread starter([&] {
+            std::this_thread::sleep_for(500ms);
+            server_options o;
+            o.port = port;
+            o.threads = 1;
+            o.io = test::test_io();
+            late = std::make_unique<server>(routes_, o);
+            EXPECT_TRUE(late->start()) << "port " << port << " was taken meanwhile";
+        });
+        const auto r = run(p);
+        starter.join();
+        late->stop();
+        late->wait();
+        EXPECT_GT(r.responses, 100u) << (open ? "open" : "closed");
+        EXPECT_EQ(r.error_total(), 0u) << (open ? "open" : "closed");
+        EXPECT_GT(r.connect_failures, 0u) << (open ? "open" : "closed");
+        EXPECT_EQ(r.connect_attempts, r.connect_failures + r.connections_opened);
+        const auto outcomes = load::evaluate(p, r);
+        ASSERT_EQ(outcomes.size(), 1u);
+        EXPECT_TRUE(outcomes[0].pass) << (open ? "open" : "closed") << ": error rate " << outcomes[0].actual;
+        EXPECT_EQ(load::judge(r, outcomes), load::verdict::passed);
+    }
+}
+
+// Sends that fall behind wait for one of the -c connections and are reported late, by how much; no burst of new
+// connections (it once opened 10 x -c) distorts what is measured.
+TEST_F(load_test, the_open_model_keeps_to_its_connections_and_reports_late_sends) {
+    auto p = make_plan(srv_.port(), "/delay?ms=20");
+    p.connections = 4;
+    p.rate = 1000; // 4 connections at 20 ms each carry 200/s at most
+    p.duration = 1s;
+    const auto r = run(p);
+    EXPECT_EQ(r.connections_opened, 4u);
+    EXPECT_GT(r.late, 50u);
+    EXPECT_GT(r.send_lag.max_ns(), 100'000'000u) << "late sends waited more and more";
+    EXPECT_GT(r.unsent, 0u);
+    p.max_connections = 8; // allowed more: uses them
+    const auto more = run(p);
+    EXPECT_GT(more.connections_opened, 4u);
+    EXPECT_LE(more.connections_opened, 8u);
+}
+
+// A rate ramp from 0 sends the area under it: rate=0..400/s over 1 s is 200 requests (it sent 2).
+TEST_F(load_test, a_rate_ramp_from_zero_sends_the_area_under_it) {
+    auto p = make_plan(srv_.port(), "/fast");
+    p.threads = 2;
+    std::string why;
+    p.stages = *load::parse_stages("rate=0..400/s:1s", why);
+    const auto r = run(p);
+    EXPECT_NEAR(static_cast<double>(r.responses), 200, 4);
+    EXPECT_EQ(r.unsent, 0u);
+}
+
+// One entry per measured second: responses still in flight at the end go into the last second.
+TEST_F(load_test, the_seconds_series_has_one_entry_per_measured_second) {
+    auto p = make_plan(srv_.port(), "/delay?ms=50");
+    p.connections = 8;
+    p.duration = 2s;
+    const auto r = run(p);
+    EXPECT_EQ(r.seconds.size(), 2u);
+    std::uint64_t sum = 0;
+    for (const auto& s : r.seconds) {
+        sum += s.responses;
+    }
+    EXPECT_EQ(sum, r.responses);
+    p.duration = 1500ms;
+    EXPECT_EQ(run(p).seconds.size(), 2u) << "a partial last second is still a second";
+}
+
+// Values from a CSV go into a JSON body escaped: a quote, a backslash or a line break in the feed keeps the body
+// JSON. Three braces put a value in as it is.
+TEST_F(load_test, feed_values_are_json_escaped_in_json_bodies) {
+    auto p = make_plan(srv_.port(), "/");
+    p.requests = 40;
+    p.duration = 1h;
+    p.data.columns = {"v", "raw"};
+    p.data.rows = {{R"(say "hi")", R"("x")"}, {"back\\slash", R"("y")"}, {"two\nlines", R"("z")"}, {"plain", "1"}};
+    load::request_spec post;
+    post.method = "POST";
+    post.path_and_query = "/json";
+    post.body = R"({"v": "{{v}}"})";
+    load::request_spec raw = post;
+    raw.name = "raw";
+    raw.body = R"({"v": {{{raw}}}})";
+    {
+        std::lock_guard lock(seen_mutex);
+        seen.clear();
+    }
+    p.scenario = {post};
+    auto r = run(p);
+    EXPECT_EQ(r.statuses[200], 40u) << "400s: " << r.statuses[400];
+    {
+        std::lock_guard lock(seen_mutex);
+        EXPECT_EQ(seen[R"(say "hi")"], 10);
+        EXPECT_EQ(seen["back\\slash"], 10);
+        EXPECT_EQ(seen["two\nlines"], 10);
+        EXPECT_EQ(seen["plain"], 10);
+        seen.clear();
+    }
+    p.scenario = {raw};
+    r = run(p);
+    EXPECT_EQ(r.statuses[200], 30u) << "the raw values x, y, z are JSON strings";
+    EXPECT_EQ(r.statuses[400], 10u) << "the raw value 1 is a number";
+    std::lock_guard lock(seen_mutex);
+    EXPECT_EQ(seen["x"], 10);
+}
+
+// Progress shows only what is true: "warming up" during the warm-up, no p95 before a whole second is measured
+// (it showed "0 req/s p95 0ns"), and a req/s that counts the warm-up's responses.
+TEST_F(load_test, progress_shows_only_what_is_measured) {
+    auto p = make_plan(srv_.port(), "/fast");
+    p.duration = 2500ms;
+    p.warmup = 700ms;
+    p.connections = 2;
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* out = ::open_memstream(&buffer, &size);
+    ASSERT_NE(out, nullptr);
+    std::string why;
+    const auto r = load::run(p, load::progress_mode::terminal, out, why);
+    std::fclose(out);
+    const std::string shown(buffer, size);
+    std::free(buffer);
+    ASSERT_TRUE(r) << why;
+    EXPECT_NE(shown.find("warming up"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("p95 -"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find("p95 0ns"), std::string::npos) << shown;
+    EXPECT_EQ(shown.find(" 0 req/s"), std::string::npos) << shown;
 }
 
 TEST_F(load_test, timeouts_are_counted) {

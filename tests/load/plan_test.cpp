@@ -22,8 +22,27 @@ TEST(plan_test, urls) {
     t = parse_url("http://h?q", why);
     ASSERT_TRUE(t);
     EXPECT_EQ(t->path_and_query, "/?q");
+    // A fragment is the client's own: it never goes on the wire (RFC 9110 §4.2.4).
+    t = parse_url("http://h/x?q=1#frag", why);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->path_and_query, "/x?q=1");
+    t = parse_url("http://h#top", why);
+    ASSERT_TRUE(t);
+    EXPECT_EQ(t->path_and_query, "/");
+    // IPv6 literals in brackets; the host is the address alone, the authority puts the brackets back.
+    t = parse_url("http://[::1]:8080/p", why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_EQ(t->host, "::1");
+    EXPECT_EQ(t->port, 8080);
+    EXPECT_EQ(t->authority(), "[::1]:8080");
+    EXPECT_EQ(t->url(), "http://[::1]:8080/p");
+    t = parse_url("http://[fe80::1]", why);
+    ASSERT_TRUE(t) << why;
+    EXPECT_EQ(t->host, "fe80::1");
+    EXPECT_EQ(t->authority(), "[fe80::1]");
     for (const char* bad : {"https://x/", "ftp://x", "http://", "http://x:0/", "http://x:70000/", "http://x:ab/",
-                            "http://u@x/", "http://x/a b"}) {
+                            "http://u@x/", "http://x/a b", "http://[::1/", "http://[]/", "http://[::1]x/",
+                            "http://::1:80/", "http://[g::1]/"}) {
         why.clear();
         EXPECT_FALSE(parse_url(bad, why)) << bad;
         EXPECT_FALSE(why.empty()) << bad;
@@ -73,6 +92,60 @@ TEST(plan_test, level_follows_the_stages) {
     EXPECT_DOUBLE_EQ(p.level_at(20s), 100);
     EXPECT_EQ(p.total_time(), std::chrono::nanoseconds{15s});
     EXPECT_FALSE(p.open_model());
+}
+
+// A plan never asks for more users than its largest stage, whatever the clock says: a worker adjusting before its
+// start once extrapolated a negative level that wrapped to 4294967295 users.
+TEST(plan_test, levels_stay_within_the_stages_whatever_the_time) {
+    plan p;
+    std::string why;
+    p.stages = *parse_stages("vus=0..300:3s", why);
+    EXPECT_DOUBLE_EQ(p.level_at(-1s), 0);
+    EXPECT_DOUBLE_EQ(p.level_at(std::chrono::nanoseconds{-1}), 0);
+    EXPECT_DOUBLE_EQ(p.level_at(10s), 300);
+    EXPECT_DOUBLE_EQ(p.max_level(), 300);
+    p.stages = *parse_stages("vus=50..10:1s, vus=20:1s", why);
+    EXPECT_DOUBLE_EQ(p.level_at(-5s), 50);
+    EXPECT_DOUBLE_EQ(p.max_level(), 50);
+}
+
+// Arrivals follow the integral of the rate: a ramp sends the area under it (k6's ramping-arrival-rate), not what
+// the rate at the previous send allowed (which sent 2 requests for rate=0..100/s:4s).
+TEST(plan_test, arrivals_follow_the_integral_of_the_rate) {
+    std::string why;
+    auto count = [](const plan& p) {
+        std::size_t n = 0;
+        while (true) {
+            const auto at = p.arrival_time(static_cast<double>(n));
+            if (!at || *at >= p.total_time()) {
+                return n;
+            }
+            ++n;
+        }
+    };
+    plan p;
+    p.stages = *parse_stages("rate=0..100/s:4s", why);
+    EXPECT_EQ(count(p), 200u);
+    EXPECT_DOUBLE_EQ(p.planned_arrivals(), 200);
+    p.stages = *parse_stages("rate=1..100/s:4s", why);
+    EXPECT_EQ(count(p), 202u);
+    p.stages = *parse_stages("rate=1/s:5s, rate=2/s:10s, rate=3/s:15s", why);
+    EXPECT_EQ(count(p), 70u);
+    p.stages = *parse_stages("rate=100..0/s:2s", why);
+    EXPECT_EQ(count(p), 100u);
+    p.stages = *parse_stages("rate=0/s:1s, rate=10/s:1s", why);
+    EXPECT_EQ(count(p), 10u);
+    EXPECT_GE(*p.arrival_time(0), std::chrono::nanoseconds{1s}) << "nothing is due while the rate is 0";
+    // Times are increasing and the gaps follow the rate: early gaps of a ramp up are longer than late ones.
+    p.stages = *parse_stages("rate=10..100/s:2s", why);
+    const auto gap_early = *p.arrival_time(1) - *p.arrival_time(0);
+    const auto gap_late = *p.arrival_time(100) - *p.arrival_time(99);
+    EXPECT_GT(gap_early, 3 * gap_late);
+    plan fixed;
+    fixed.rate = 250;
+    fixed.duration = 2s;
+    EXPECT_EQ(count(fixed), 500u);
+    EXPECT_EQ(*fixed.arrival_time(250), std::chrono::nanoseconds{1s});
 }
 
 TEST(plan_test, thresholds) {

@@ -222,6 +222,7 @@ TEST(load_json, merged_report_prints_like_one_run) {
     std::size_t size = 0;
     std::FILE* memory = ::open_memstream(&buffer, &size);
     ASSERT_NE(memory, nullptr);
+    print_header(memory, p);
     print_report(memory, p, *all, {});
     std::fclose(memory);
     EXPECT_EQ(report, std::string(buffer, size));
