@@ -119,4 +119,17 @@ void map_aggregator(app& routes, aggregator_options options) {
     });
 }
 
+std::string check_aggregator_options(aggregator_options& o) {
+    if (client::check_url(o.upstream)) {
+        return "bad --upstream '" + o.upstream + "' (e.g. http://127.0.0.1:5176)";
+    }
+    while (!o.upstream.empty() && o.upstream.back() == '/') {
+        o.upstream.pop_back();
+    }
+    if (o.calls == 0 || o.limit == 0) {
+        return "--calls and --limit must be at least 1";
+    }
+    return {};
+}
+
 } // namespace hotpath::apps

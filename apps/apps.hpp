@@ -31,6 +31,9 @@ struct aggregator_options {
 // through one pooled client, then one result (an array of 5 forecasts) at random. A downstream that refuses,
 // fails or answers badly → 502, too slow → 504, each a problem+json naming the call.
 void map_aggregator(app& routes, aggregator_options options);
+// Checks `o` for map_aggregator and normalises it (the upstream loses trailing slashes); returns "" when it can
+// serve, else one line saying what is wrong.
+std::string check_aggregator_options(aggregator_options& o);
 
 // Case 5: GET / redirects (302) to https://avatar.spacefox.fr/Renard-{k}.png with k uniform in 0..n.
 void map_avatar(app& routes, unsigned n);

@@ -3,6 +3,7 @@
 
 #include "http/request_head.hpp"
 #include "http/response.hpp"
+#include "load/options.hpp"
 
 #include <toml++/toml.h>
 
@@ -247,7 +248,7 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
     std::optional<std::vector<std::string>> stages, thresholds;
     std::optional<std::vector<unsigned>> statuses;
     if (!get_integer(t, "connections", "load.connections", 1, 100000, connections, why) ||
-        !get_integer(t, "threads", "load.threads", 1, 1024, threads, why) ||
+        !get_integer(t, "threads", "load.threads", 0, 1024, threads, why) ||
         !get_integer(t, "requests", "load.requests", 1, std::numeric_limits<std::int64_t>::max(), requests, why) ||
         !get_integer(t, "max_connections", "load.max_connections", 0, 1000000, max_connections, why) ||
         !get_integer(t, "pipeline", "load.pipeline", 1, 1024, pipeline, why) ||
@@ -580,14 +581,8 @@ bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, s
         return fail(why, *doc.get("feed"), "[feed]: no request uses a {{column}} of " + q.data.source);
     }
     const toml::node& load_at = doc.get("load") != nullptr ? *doc.get("load") : doc;
-    if (q.rate > 0 && !q.stages.empty() && q.stages.front().what == stage::kind::vus) {
-        return fail(why, load_at, "load: a rate and vus stages do not mix");
-    }
-    if (q.open_model() && q.pipeline > 1) {
-        return fail(why, load_at, "load.pipeline works with the closed model only (not with a rate or rate stages)");
-    }
-    if (q.warmup >= q.total_time()) {
-        return fail(why, load_at, "load.warmup must be shorter than the run (the stages' sum, else load.duration)");
+    if (const std::string problem = validate(q, plan_source::scenario); !problem.empty()) {
+        return fail(why, load_at, problem);
     }
     return true;
 }

@@ -323,7 +323,19 @@ TEST(scenario_test, render_fills_placeholders_from_a_row) {
     EXPECT_EQ(render("/q/{{cep}}", f, 1), "/q/99999999");
     EXPECT_EQ(render("{{ cep }}|{{\tid}}", f, 0), "01310100|7");
     EXPECT_EQ(render("{{id}}-{{cep}}-{{id}}", f, 1), "8-99999999-8");
-    EXPECT_EQ(render("{{{id}}}", f, 0), "{7}");
+    // Three braces: the value as it is, never escaped; two: escaped when the body is JSON.
+    EXPECT_EQ(render("{{{id}}}", f, 0), "7");
+    EXPECT_EQ(render("{ {{{id}}} }", f, 0), "{ 7 }");
+    f.rows.push_back({"a\"b\\c\nd\x01", "\"raw\"", ""});
+    EXPECT_EQ(render(R"({"cep": "{{cep}}"})", f, 2, escaping::json), R"({"cep": "a\"b\\c\nd\u0001"})");
+    EXPECT_EQ(render(R"({"id": {{{id}}}})", f, 2, escaping::json), R"({"id": "raw"})");
+    EXPECT_EQ(render("{{cep}}", f, 2), "a\"b\\c\nd\x01") << "escaping only where asked";
+    f.rows.pop_back();
+    EXPECT_TRUE(is_json_body(R"( {"a": 1})", ""));
+    EXPECT_TRUE(is_json_body("[1]", ""));
+    EXPECT_TRUE(is_json_body("x", "application/problem+JSON; charset=utf-8"));
+    EXPECT_FALSE(is_json_body(R"({"a": 1})", "text/plain"));
+    EXPECT_FALSE(is_json_body("cep=01310100", ""));
     EXPECT_EQ(render("{{odd}}", f, 0), "{{cep}}"); // values are not expanded again
     EXPECT_EQ(render("[{{odd}}]", f, 1), "[]");
     EXPECT_EQ(render("no placeholders", f, 0), "no placeholders");
@@ -381,7 +393,7 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         {h + "[load]\nthreshold = [\"p95<1s\"]\n" + r, "unknown key 'load.threshold' (did you mean 'thresholds'?)"},
         {h + "[load]\nconnections = \"50\"\n" + r, "load.connections must be an integer, not a string"},
         {h + "[load]\nconnections = 0\n" + r, "load.connections must be from 1 to 100000; got 0"},
-        {h + "[load]\nthreads = 5000\n" + r, "load.threads must be from 1 to 1024"},
+        {h + "[load]\nthreads = 5000\n" + r, "load.threads must be from 0 to 1024"},
         {h + "[load]\nrequests = 0\n" + r, "load.requests must be from 1"},
         {h + "[load]\npipeline = 1.5\n" + r, "load.pipeline must be an integer, not a float"},
         {h + "[load]\nduration = 30\n" + r, "load.duration must be a duration string like \"30s\", not an integer"},

@@ -1,0 +1,141 @@
+// Building a plan from typed options: defaults, overrides of a scenario, and the one set of checks.
+#include "load/options.hpp"
+
+#include <gtest/gtest.h>
+
+#include <thread>
+
+namespace hotpath::load {
+namespace {
+
+using namespace std::chrono_literals;
+
+plan made(const load_options& o) {
+    plan p;
+    std::string why;
+    EXPECT_TRUE(make_plan(o, p, why)) << why;
+    return p;
+}
+
+std::string refused(const load_options& o) {
+    plan p;
+    std::string why;
+    EXPECT_FALSE(make_plan(o, p, why));
+    EXPECT_EQ(why.find('\n'), std::string::npos) << why;
+    return why;
+}
+
+TEST(options_test, defaults_are_one_set) {
+    load_options o;
+    o.url = "http://127.0.0.1:8080/x";
+    const plan p = made(o);
+    EXPECT_EQ(p.connections, 50u);
+    EXPECT_EQ(p.duration, std::chrono::nanoseconds{10s});
+    EXPECT_EQ(p.timeout, std::chrono::nanoseconds{10s});
+    EXPECT_EQ(p.threads, std::max(1u, std::thread::hardware_concurrency())) << "one thread per core unless -t";
+    EXPECT_EQ(p.to.path_and_query, "/x");
+    o.connections = 1;
+    EXPECT_EQ(made(o).threads, 1u) << "no thread without a connection of its own";
+    o.connections.reset();
+    o.stages = "vus=0..1:1s";
+    EXPECT_EQ(made(o).threads, 1u) << "a ramp to 1 user needs 1 thread";
+    o.stages.reset();
+    o.threads = 0;
+    EXPECT_EQ(made(o).threads, std::max(1u, std::thread::hardware_concurrency()));
+}
+
+TEST(options_test, conflicts_are_refused_naming_both_options) {
+    load_options o;
+    o.url = "http://127.0.0.1:8080/";
+    auto with = [&](auto change) {
+        load_options c = o;
+        change(c);
+        return refused(c);
+    };
+    EXPECT_NE(with([](load_options& c) { c.rate = 0; }).find("--rate must be"), std::string::npos);
+    EXPECT_NE(with([](load_options& c) { c.rate = -1; }).find("--rate must be"), std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.stages = "rate=1/s:1s";
+                  c.rate = 5;
+              }).find("--stages and --rate"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.stages = "rate=1/s:1s";
+                  c.duration = "5s";
+              }).find("--stages and --duration"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.stages = "vus=1..5:1s";
+                  c.connections = 5;
+              }).find("-c and vus stages"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) { c.expect_status = {200, 700}; }).find("--expect-status takes statuses"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) { c.max_connections = 100; }).find("--max-connections applies to the open"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.rate = 10;
+                  c.connections = 8;
+                  c.max_connections = 4;
+              }).find("--max-connections must be at least -c (8)"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.pipeline = 2;
+                  c.no_keepalive = true;
+              }).find("--pipeline and --no-keepalive"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.pipeline = 2;
+                  c.rate = 10;
+              }).find("--pipeline works with the closed model only"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) { c.requests = 0; }).find("-n must be at least 1"), std::string::npos);
+    EXPECT_NE(with([](load_options& c) {
+                  c.warmup = "10s";
+                  c.duration = "10s";
+              }).find("--warmup must be shorter"),
+              std::string::npos);
+    EXPECT_NE(with([](load_options& c) { c.url.clear(); }).find("a URL is required"), std::string::npos);
+}
+
+TEST(options_test, validate_names_the_knobs_as_each_source_writes_them) {
+    plan p;
+    p.rate = 10;
+    p.pipeline = 4;
+    EXPECT_NE(validate(p, plan_source::flags).find("--pipeline"), std::string::npos);
+    EXPECT_NE(validate(p, plan_source::scenario).find("load.pipeline"), std::string::npos);
+    p = plan{};
+    EXPECT_EQ(validate(p, plan_source::flags), "");
+    p.expected_statuses = {99};
+    EXPECT_NE(validate(p, plan_source::scenario).find("load.expect_status"), std::string::npos);
+}
+
+TEST(options_test, a_scenario_is_overridden_by_the_options_given) {
+    const std::string path = ::testing::TempDir() + "options_test_scenario.toml";
+    {
+        std::FILE* f = std::fopen(path.c_str(), "w");
+        ASSERT_NE(f, nullptr);
+        std::fputs("url = \"http://127.0.0.1:9/\"\n[load]\nconnections = 7\nrate = 50\nduration = \"3s\"\n"
+                   "[[request]]\npath = \"/a\"\n",
+                   f);
+        std::fclose(f);
+    }
+    load_options o;
+    o.scenario = path;
+    plan p = made(o);
+    EXPECT_EQ(p.connections, 7u);
+    EXPECT_EQ(p.rate, 50);
+    EXPECT_EQ(p.threads, std::min(7u, std::max(1u, std::thread::hardware_concurrency())));
+    o.stages = "vus=0..3:1s"; // a model option replaces the file's whole model
+    p = made(o);
+    EXPECT_EQ(p.rate, 0);
+    ASSERT_EQ(p.stages.size(), 1u);
+    EXPECT_FALSE(p.open_model());
+    o.stages.reset();
+    o.method = "POST";
+    EXPECT_NE(refused(o).find("--method does not apply with --scenario"), std::string::npos);
+    std::remove(path.c_str());
+}
+
+} // namespace
+} // namespace hotpath::load

@@ -1,0 +1,155 @@
+// The `hotpath` binary as a child process for integration tests: its output, its exit, its CPU time; curl.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstring>
+#include <regex>
+#include <string>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace hotpath::test {
+
+using namespace std::chrono_literals;
+
+// A running `hotpath` (HOTPATH_BINARY) with its stdout and stderr on one pipe. Killed (SIGKILL) on destruction if
+// still running. With max_fds, the child runs under that RLIMIT_NOFILE; with max_memory_bytes, under that
+// RLIMIT_AS, so that a run that grows without bound fails instead of taking the machine's memory.
+class child {
+public:
+    explicit child(std::vector<std::string> args, rlim_t max_fds = 0, rlim_t max_memory_bytes = 0) {
+        int out[2];
+        if (::pipe(out) != 0) {
+            return;
+        }
+        pid_ = ::fork();
+        if (pid_ == 0) {
+            ::dup2(out[1], STDOUT_FILENO);
+            ::dup2(out[1], STDERR_FILENO);
+            ::close(out[0]);
+            ::close(out[1]);
+            if (max_fds != 0) {
+                const rlimit limit{max_fds, max_fds};
+                ::setrlimit(RLIMIT_NOFILE, &limit);
+            }
+            if (max_memory_bytes != 0) {
+                const rlimit limit{max_memory_bytes, max_memory_bytes};
+                ::setrlimit(RLIMIT_AS, &limit);
+            }
+            std::vector<char*> argv;
+            argv.push_back(const_cast<char*>(HOTPATH_BINARY));
+            for (auto& a : args) {
+                argv.push_back(a.data());
+            }
+            argv.push_back(nullptr);
+            ::execv(HOTPATH_BINARY, argv.data());
+            ::_exit(127);
+        }
+        ::close(out[1]);
+        out_ = ::fdopen(out[0], "r");
+    }
+    ~child() {
+        if (pid_ > 0 && !exited_) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        if (out_ != nullptr) {
+            std::fclose(out_);
+        }
+    }
+
+    // One line of output (without the newline); empty at EOF.
+    std::string line() {
+        char buf[4096];
+        if (out_ == nullptr || std::fgets(buf, sizeof(buf), out_) == nullptr) {
+            return {};
+        }
+        std::string s(buf);
+        if (!s.empty() && s.back() == '\n') {
+            s.pop_back();
+        }
+        return s;
+    }
+    // Everything until EOF.
+    std::string rest() {
+        std::string all;
+        char buf[4096];
+        std::size_t n = 0;
+        while (out_ != nullptr && (n = std::fread(buf, 1, sizeof(buf), out_)) > 0) {
+            all.append(buf, n);
+        }
+        return all;
+    }
+    void signal(int sig) { ::kill(pid_, sig); }
+    // User plus system CPU time so far, from /proc.
+    std::chrono::milliseconds cpu_time() const {
+        FILE* f = std::fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");
+        if (f == nullptr) {
+            return {};
+        }
+        char buf[1024] = {};
+        const std::size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
+        std::fclose(f);
+        // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+        const char* p = std::strrchr(buf, ')');
+        unsigned long long utime = 0;
+        unsigned long long stime = 0;
+        if (p == nullptr || n == 0 ||
+            std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
+            return {};
+        }
+        return std::chrono::milliseconds{(utime + stime) * 1000 /
+                                         static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK))};
+    }
+    // The exit code, or -1 when it did not exit within `timeout` or died of a signal.
+    int wait_exit(std::chrono::milliseconds timeout = 10s) {
+        const auto deadline = std::chrono::steady_clock::now() + timeout;
+        while (std::chrono::steady_clock::now() < deadline) {
+            int st = 0;
+            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
+                exited_ = true;
+                return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+            }
+            std::this_thread::sleep_for(10ms);
+        }
+        return -1;
+    }
+
+private:
+    pid_t pid_ = -1;
+    FILE* out_ = nullptr;
+    bool exited_ = false;
+};
+
+inline std::uint16_t port_from(const std::string& announcement) {
+    std::smatch m;
+    static const std::regex re(R"(http://127\.0\.0\.1:(\d+))");
+    if (!std::regex_search(announcement, m, re)) {
+        return 0;
+    }
+    return static_cast<std::uint16_t>(std::stoi(m[1]));
+}
+
+inline std::string run_curl(const std::string& args) {
+    std::string out;
+    FILE* p = ::popen(("curl -sS --max-time 5 " + args + " 2>&1").c_str(), "r");
+    if (p == nullptr) {
+        return out;
+    }
+    char buf[4096];
+    std::size_t n = 0;
+    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) {
+        out.append(buf, n);
+    }
+    ::pclose(p);
+    return out;
+}
+
+} // namespace hotpath::test

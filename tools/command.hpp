@@ -1,0 +1,45 @@
+// The subcommands of `hotpath`: each lives in one file under tools/ and registers itself with one line.
+#pragma once
+
+#include <functional>
+#include <string_view>
+#include <vector>
+
+namespace CLI {
+class App;
+}
+
+namespace hotpath::cli {
+
+// What runs a parsed command; returns the process's exit code (0 done, 1 failed, 2 bad usage, ...).
+using runner = std::function<int()>;
+
+struct command {
+    std::string_view name;
+    std::string_view description;
+    // Adds the command's options and nested subcommands to `cmd` (see when_chosen for options that cost start-up
+    // time) and returns what runs it once the command line has been parsed into them.
+    runner (*define)(CLI::App& cmd);
+};
+
+// Registers a command at static initialisation: `const cli::registration serve_registration{{"serve", ...}};`.
+struct registration {
+    explicit registration(command c);
+};
+
+// Every registered command, sorted by name.
+std::vector<command> commands();
+
+// Adds a subcommand's options only once the command line names it (CLI11 runs the callback before parsing the
+// subcommand's own arguments, `--help` included): a start builds the few dozen options it uses, not all.
+void when_chosen(CLI::App& cmd, std::function<void(CLI::App&)> add_options);
+
+// A repeatable option takes one value per occurrence, so that options written before a positional argument
+// never swallow it (`--threshold "p95<1ms" URL`).
+template <class Option>
+Option* one_value_each(Option* o) {
+    o->allow_extra_args(false);
+    return o;
+}
+
+} // namespace hotpath::cli

@@ -1,0 +1,235 @@
+// `hotpath serve SERVICE [options]`: runs one of the demo services (apps/) until SIGINT or SIGTERM.
+#include "command.hpp"
+
+#include "apps/apps.hpp"
+#include "load/plan.hpp"
+#include "server/server.hpp"
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <cstdio>
+#include <memory>
+#include <string>
+
+namespace hotpath::cli {
+namespace {
+
+// CLI11 turns "-1" into a 64-bit unsigned number by wrapping it around: such options check the text first.
+const CLI::Validator not_negative(
+    [](std::string& text) {
+        return !text.empty() && text.front() == '-' ? std::string("must not be negative") : std::string();
+    },
+    "", "not negative");
+
+// Thread-per-core: more loops than any machine has cores only costs memory and rings.
+constexpr unsigned max_threads = 1024;
+
+// The options every service shares: where to listen, the loops, the limits and timeouts.
+struct serve_flags {
+    server_options options;
+    unsigned headers_timeout_s = 30;
+    unsigned keep_alive_timeout_s = 130;
+    unsigned drain_timeout_ms = 30'000;
+    std::string io = "auto";
+
+    void add_to(CLI::App& cmd) {
+        cmd.add_option("--address", options.address, "Address or host name to listen on")->capture_default_str();
+        cmd.add_option("--threads", options.threads, "Event loops, one thread each; 0: one per core")
+            ->capture_default_str()
+            ->check(CLI::Range(0u, max_threads));
+        cmd.add_option("--max-connections", options.limits.max_connections, "Open connections allowed; 0: no limit")
+            ->capture_default_str()
+            ->check(not_negative);
+        cmd.add_option("--max-body-bytes", options.limits.max_body_bytes, "Largest request body (413 above)")
+            ->capture_default_str()
+            ->check(not_negative);
+        cmd.add_option("--headers-timeout", headers_timeout_s, "Seconds to receive a request head (408 after)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 3600u));
+        cmd.add_option("--keepalive-timeout", keep_alive_timeout_s, "Seconds an idle keep-alive connection is kept")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 86400u));
+        cmd.add_option("--min-body-rate", options.limits.min_body_bytes_per_second,
+                       "Bytes/s a request body must keep up after a 5 s grace (408 below); 0: no limit")
+            ->capture_default_str()
+            ->check(not_negative);
+        cmd.add_option("--min-response-rate", options.limits.min_response_bytes_per_second,
+                       "Bytes/s a client must read responses at after a 5 s grace (closed below); 0: no limit")
+            ->capture_default_str()
+            ->check(not_negative);
+        cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"auto", "uring", "epoll"}));
+        cmd.add_option("--drain-timeout", drain_timeout_ms,
+                       "Milliseconds in-flight requests get to finish on SIGINT/SIGTERM")
+            ->capture_default_str();
+    }
+
+    void apply() {
+        options.limits.request_headers_timeout = std::chrono::seconds{headers_timeout_s};
+        options.limits.keep_alive_timeout = std::chrono::seconds{keep_alive_timeout_s};
+        options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
+        options.io = io == "uring"   ? io_backend::uring
+                     : io == "epoll" ? io_backend::epoll
+                                     : io_backend::automatic;
+    }
+};
+
+// Serves `routes` until SIGINT/SIGTERM; prints where it listens, then a one-line summary.
+int serve(std::string_view name, const app& routes, serve_flags& flags) {
+    flags.apply();
+    server srv(routes, flags.options);
+    server::block_stop_signals();
+    if (auto started = srv.start(); !started) {
+        fmt::print(stderr, "hotpath: cannot listen on {}:{}: {}\n", flags.options.address, flags.options.port,
+                   started.error().message());
+        return 1;
+    }
+    fmt::print("hotpath: serving {} on http://{}:{} with {} event loop{} on {} (Ctrl-C stops)\n", name,
+               flags.options.address, srv.port(), srv.threads(), srv.threads() == 1 ? "" : "s",
+               srv.io() == io_backend::uring ? "io_uring" : "epoll");
+    std::fflush(stdout);
+    srv.wait_for_stop_signal();
+    const auto s = srv.stats();
+    fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} handler errors)\n", s.requests,
+               s.connections_accepted, s.bad_requests, s.handler_exceptions);
+    if (s.accept_pauses != 0) {
+        fmt::print("hotpath: accepting paused {} times: out of file descriptors (raise ulimit -n)\n", s.accept_pauses);
+    }
+    return 0;
+}
+
+// One demo service: its subcommand under `serve`, its own options, and how it maps its routes.
+struct service {
+    serve_flags flags;
+    CLI::App* cmd = nullptr;
+    std::function<int(app&)> map; // maps the routes; returns 0, or 2 after printing a bad option
+};
+
+runner define_serve(CLI::App& serve_cmd) {
+    serve_cmd.require_subcommand(1);
+    auto services = std::make_shared<std::vector<std::unique_ptr<service>>>();
+    auto add = [&](const char* name, const char* description, std::uint16_t port,
+                   std::function<void(CLI::App&, service&)> options, std::function<int(app&, service&)> map) {
+        auto s = std::make_unique<service>();
+        service& me = *s;
+        me.cmd = serve_cmd.add_subcommand(name, description);
+        when_chosen(*me.cmd, [&me, port, options = std::move(options)](CLI::App& c) {
+            me.flags.options.port = port;
+            options(c, me);
+            me.flags.add_to(c);
+        });
+        me.map = [&me, map = std::move(map)](app& routes) { return map(routes, me); };
+        services->push_back(std::move(s));
+    };
+    auto port_option = [](CLI::App& c, service& s) {
+        c.add_option("--port,-p", s.flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+    };
+
+    add("platform", "TechEmpower tests: GET /plaintext and GET /json", 8080, port_option, [](app& routes, service&) {
+        apps::map_platform(routes);
+        return 0;
+    });
+
+    auto avatar_n = std::make_shared<unsigned>(0);
+    add(
+        "avatar", "Case 5: GET / redirects to a random Renard-{k}.png", 5001,
+        [avatar_n](CLI::App& c, service& s) {
+            c.add_option("port", s.flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+            c.add_option("n", *avatar_n, "Largest k: k is uniform in 0..N")->capture_default_str();
+        },
+        [avatar_n](app& routes, service&) {
+            apps::map_avatar(routes, *avatar_n);
+            return 0;
+        });
+
+    auto weather_delay = std::make_shared<std::string>("10ms");
+    add(
+        "weather", "Case 1 downstream: GET /weatherForecast (async wait, 5 forecasts)", 5176,
+        [port_option, weather_delay](CLI::App& c, service& s) {
+            port_option(c, s);
+            c.add_option("--delay", *weather_delay, "Asynchronous wait per request (a cache or database call)")
+                ->capture_default_str();
+        },
+        [weather_delay](app& routes, service&) {
+            const auto delay = load::parse_duration(*weather_delay);
+            if (!delay) {
+                fmt::print(stderr, "hotpath: bad --delay '{}' (e.g. 10ms)\n", *weather_delay);
+                return 2;
+            }
+            apps::map_weather(routes, *delay);
+            return 0;
+        });
+
+    struct aggregator_text {
+        apps::aggregator_options options;
+        std::string strategy = "sequential";
+        std::string timeout = "10s";
+        std::string lifetime = "5m";
+    };
+    auto agg = std::make_shared<aggregator_text>();
+    add(
+        "aggregator", "Case 1 upstream: GET / calls the weather service N times (?strategy=&limit=&calls=)", 5060,
+        [port_option, agg](CLI::App& c, service& s) {
+            port_option(c, s);
+            c.add_option("--upstream", agg->options.upstream, "The weather service's base URL")->capture_default_str();
+            c.add_option("--calls", agg->options.calls, "Downstream calls per request")
+                ->capture_default_str()
+                ->check(CLI::Range(1u, 100000u));
+            c.add_option("--strategy", agg->strategy, "sequential | all | bounded (a request's ?strategy= wins)")
+                ->capture_default_str();
+            c.add_option("--limit", agg->options.limit, "bounded: calls in flight at most")
+                ->capture_default_str()
+                ->check(CLI::Range(1u, 100000u));
+            c.add_option("--timeout", agg->timeout, "Per downstream call; past it the answer is 504")
+                ->capture_default_str();
+            c.add_option("--upstream-connections", agg->options.client.max_connections_per_host,
+                         "Pooled connections to the upstream per loop")
+                ->capture_default_str()
+                ->check(CLI::Range(std::size_t{1}, std::size_t{65535}));
+            c.add_option("--connection-lifetime", agg->lifetime,
+                         "Pooled connections are retired after this (PooledConnectionLifetime)")
+                ->capture_default_str();
+        },
+        [agg](app& routes, service&) {
+            const auto timeout = load::parse_duration(agg->timeout);
+            const auto lifetime = load::parse_duration(agg->lifetime);
+            std::string why;
+            if (!apps::parse_fan_out(agg->strategy, agg->options.strategy)) {
+                why = "bad --strategy '" + agg->strategy + "' (sequential, all or bounded)";
+            } else if (!timeout || timeout->count() <= 0) {
+                why = "bad --timeout '" + agg->timeout + "' (e.g. 10s)";
+            } else if (!lifetime) {
+                why = "bad --connection-lifetime '" + agg->lifetime + "' (e.g. 5m)";
+            } else {
+                agg->options.timeout = *timeout;
+                agg->options.client.connection_lifetime = *lifetime;
+                why = apps::check_aggregator_options(agg->options);
+            }
+            if (!why.empty()) {
+                fmt::print(stderr, "hotpath: {}\n", why);
+                return 2;
+            }
+            apps::map_aggregator(routes, agg->options);
+            return 0;
+        });
+
+    return [services]() -> int {
+        for (auto& s : *services) {
+            if (s->cmd->parsed()) {
+                app routes;
+                if (const int bad = s->map(routes); bad != 0) {
+                    return bad;
+                }
+                return serve(s->cmd->get_name(), routes, s->flags);
+            }
+        }
+        return 2;
+    };
+}
+
+const registration serve_registration{{"serve", "Run one of the demo services", define_serve}};
+
+} // namespace
+} // namespace hotpath::cli
