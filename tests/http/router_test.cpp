@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 
 namespace hotpath::http {
 namespace {
@@ -89,6 +90,139 @@ TEST_F(router_test, bad_patterns_are_refused) {
     r.add(method::get, "/a", 0);
     EXPECT_THROW(r.add(method::get, "/a", 1), std::invalid_argument);
     EXPECT_THROW(r.add(method::get, "/a/", 1), std::invalid_argument);
+}
+
+// Route K of a generated API: /api/v1/resourceK/{id}/items/{item} (GET, handler 3K), /api/v1/resourceK (GET, 3K+1)
+// and /api/v1/resourceK/{id} (DELETE, 3K+2).
+TEST(router_many_routes, each_of_a_thousand_generated_routes_matches_with_its_params) {
+    constexpr std::uint32_t count = 1000;
+    router r;
+    for (std::uint32_t k = 0; k < count; ++k) {
+        const std::string base = "/api/v1/resource" + std::to_string(k);
+        r.add(method::get, base + "/{id}/items/{item}", 3 * k);
+        r.add(method::get, base, 3 * k + 1);
+        r.add(method::del, base + "/{id}", 3 * k + 2);
+    }
+    route_params p;
+    for (std::uint32_t k = 0; k < count; ++k) {
+        const std::string base = "/api/v1/resource" + std::to_string(k);
+        const std::string id = "id" + std::to_string(k * 7);
+        const std::string item = std::to_string(k * 13);
+        auto m = r.match(method::get, base + "/" + id + "/items/" + item, p);
+        ASSERT_EQ(m.status, route_status::found) << k;
+        EXPECT_EQ(m.handler, 3 * k) << k;
+        ASSERT_EQ(p.count, 2u) << k;
+        EXPECT_EQ(p.find("id"), id) << k;
+        EXPECT_EQ(p.find("item"), item) << k;
+
+        m = r.match(method::get, base, p);
+        EXPECT_EQ(m.handler, 3 * k + 1) << k;
+        EXPECT_EQ(p.count, 0u) << k;
+
+        m = r.match(method::del, base + "/" + id, p);
+        EXPECT_EQ(m.handler, 3 * k + 2) << k;
+        EXPECT_EQ(p.find("id"), id) << k;
+
+        m = r.match(method::get, base + "/" + id, p);
+        EXPECT_EQ(m.status, route_status::method_not_allowed) << k;
+        EXPECT_EQ(m.allow, "DELETE") << k;
+
+        EXPECT_EQ(r.match(method::get, base + "/" + id + "/items", p).status, route_status::not_found) << k;
+        EXPECT_EQ(r.match(method::get, base + "/" + id + "/things/1", p).status, route_status::not_found) << k;
+    }
+    EXPECT_EQ(r.match(method::get, "/api/v1/resource1000/1/items/2", p).status, route_status::not_found);
+    EXPECT_EQ(r.match(method::get, "/api/v1/resource/1/items/2", p).status, route_status::not_found);
+    EXPECT_EQ(r.match(method::get, "/api/v2/resource1/1/items/2", p).status, route_status::not_found);
+}
+
+// Precedence is by the number of literal segments in the whole pattern, then by registration: a literal at one
+// depth does not beat a pattern with more literals elsewhere.
+TEST(router_precedence, more_literal_segments_win_whatever_their_depth) {
+    router r;
+    r.add(method::get, "/a/{y}/{z}", 1);
+    r.add(method::get, "/{x}/b/c", 2);
+    route_params p;
+    auto m = r.match(method::get, "/a/b/c", p);
+    EXPECT_EQ(m.handler, 2u);
+    EXPECT_EQ(p.find("x"), "a");
+    EXPECT_EQ(r.match(method::get, "/a/b/d", p).handler, 1u);
+    EXPECT_EQ(r.match(method::get, "/q/b/c", p).handler, 2u);
+}
+
+TEST(router_precedence, a_literal_beats_a_parameter_at_the_same_depth_whatever_the_order) {
+    router r;
+    r.add(method::get, "/a/{y}/{z}", 1);
+    r.add(method::get, "/a/b/{z}", 2);
+    r.add(method::get, "/a/b/c/{w}", 3);
+    r.add(method::get, "/a/{y}/c/{w}", 4);
+    r.add(method::get, "/a/b/c/d", 5);
+    route_params p;
+    EXPECT_EQ(r.match(method::get, "/a/b/c", p).handler, 2u);
+    EXPECT_EQ(r.match(method::get, "/a/q/c", p).handler, 1u);
+    EXPECT_EQ(r.match(method::get, "/a/b/c/e", p).handler, 3u);
+    EXPECT_EQ(p.find("w"), "e");
+    EXPECT_EQ(r.match(method::get, "/a/q/c/e", p).handler, 4u);
+    EXPECT_EQ(r.match(method::get, "/a/b/c/d", p).handler, 5u);
+    EXPECT_EQ(p.count, 0u);
+}
+
+TEST(router_precedence, equal_literal_counts_go_to_the_earlier_registration) {
+    router first;
+    first.add(method::get, "/{a}/y/{c}", 1);
+    first.add(method::get, "/x/{b}/{c}", 2);
+    router second;
+    second.add(method::get, "/x/{b}/{c}", 2);
+    second.add(method::get, "/{a}/y/{c}", 1);
+    route_params p;
+    EXPECT_EQ(first.match(method::get, "/x/y/z", p).handler, 1u);
+    EXPECT_EQ(p.find("a"), "x");
+    EXPECT_EQ(second.match(method::get, "/x/y/z", p).handler, 2u);
+    EXPECT_EQ(p.find("b"), "y");
+}
+
+TEST(router_precedence, backtracks_when_a_literal_branch_dead_ends) {
+    router r;
+    r.add(method::get, "/a/b/c", 1);
+    r.add(method::get, "/a/{x}/d", 2);
+    r.add(method::get, "/a/b/c/d", 3);
+    r.add(method::get, "/{w}/b/c/e", 4);
+    route_params p;
+    auto m = r.match(method::get, "/a/b/d", p);
+    ASSERT_EQ(m.status, route_status::found);
+    EXPECT_EQ(m.handler, 2u);
+    EXPECT_EQ(p.find("x"), "b");
+    m = r.match(method::get, "/a/b/c/e", p);
+    ASSERT_EQ(m.status, route_status::found);
+    EXPECT_EQ(m.handler, 4u);
+    EXPECT_EQ(p.find("w"), "a");
+    EXPECT_EQ(r.match(method::get, "/a/b/c/f", p).status, route_status::not_found);
+}
+
+// The route is chosen by path alone; its methods then decide between the handler and 405.
+TEST(router_precedence, the_path_chooses_the_route_before_the_method) {
+    router r;
+    r.add(method::put, "/a/b", 1);
+    r.add(method::get, "/a/{x}", 2);
+    r.add(method::post, "/{y}/c", 3);
+    route_params p;
+    auto m = r.match(method::get, "/a/b", p);
+    EXPECT_EQ(m.status, route_status::method_not_allowed);
+    EXPECT_EQ(m.allow, "PUT");
+    m = r.match(method::post, "/a/c", p);
+    EXPECT_EQ(m.status, route_status::method_not_allowed);
+    EXPECT_EQ(m.allow, "GET, HEAD");
+    EXPECT_EQ(r.match(method::post, "/z/c", p).handler, 3u);
+}
+
+TEST(router_paths, a_path_without_its_leading_slash_matches_nothing) {
+    router r;
+    r.add(method::get, "/a/{x}", 1);
+    r.add(method::get, "/b", 2);
+    route_params p;
+    EXPECT_EQ(r.match(method::get, "xa/1", p).status, route_status::not_found);
+    EXPECT_EQ(r.match(method::get, "b", p).status, route_status::not_found);
+    EXPECT_EQ(r.match(method::get, "", p).status, route_status::not_found);
+    EXPECT_EQ(r.match(method::get, "/a/1", p).handler, 1u);
 }
 
 } // namespace
