@@ -61,6 +61,7 @@ struct router::route {
     std::string pattern;
     std::vector<segment> segments;
     std::array<std::int32_t, method_count> handlers{};
+    std::int32_t any = no_handler; // the handler for every method without one of its own
     std::string allow;
     std::size_t literal_segments = 0;
     std::uint32_t order = 0; // registration order of the pattern: the last tie-break
@@ -86,6 +87,9 @@ struct router::route {
         auto h = handlers[static_cast<std::size_t>(m)];
         if (h == no_handler && m == method::head) {
             h = handlers[static_cast<std::size_t>(method::get)];
+        }
+        if (h == no_handler) {
+            h = any;
         }
         if (h == no_handler) {
             return {route_status::method_not_allowed, 0, allow};
@@ -261,7 +265,8 @@ void router::table::search(std::uint32_t at, std::string_view rest, const route*
 
 void router::add(method m, std::string_view pattern, std::uint32_t handler) {
     if (m == method::other) {
-        throw std::invalid_argument("route needs a standard method: " + std::string(pattern));
+        throw std::invalid_argument("route needs a standard method (add_any for every method): " +
+                                    std::string(pattern));
     }
     route& r = table_->route_for(pattern);
     auto& slot = r.handlers[static_cast<std::size_t>(m)];
@@ -271,6 +276,14 @@ void router::add(method m, std::string_view pattern, std::uint32_t handler) {
     }
     slot = static_cast<std::int32_t>(handler);
     r.rebuild_allow();
+}
+
+void router::add_any(std::string_view pattern, std::uint32_t handler) {
+    route& r = table_->route_for(pattern);
+    if (r.any != no_handler) {
+        throw std::invalid_argument("route registered twice for every method: " + std::string(pattern));
+    }
+    r.any = static_cast<std::int32_t>(handler);
 }
 
 route_match router::match(method m, std::string_view path, route_params& params) const noexcept {

@@ -1,4 +1,4 @@
-// Route matching: literals, parameters, precedence, trailing slash, 404 and 405 with Allow.
+// Route matching: literals, parameters, precedence, trailing slash, 404 and 405 with Allow, any-method routes.
 #include "http/router.hpp"
 
 #include <gtest/gtest.h>
@@ -223,6 +223,63 @@ TEST(router_paths, a_path_without_its_leading_slash_matches_nothing) {
     EXPECT_EQ(r.match(method::get, "b", p).status, route_status::not_found);
     EXPECT_EQ(r.match(method::get, "", p).status, route_status::not_found);
     EXPECT_EQ(r.match(method::get, "/a/1", p).handler, 1u);
+}
+
+TEST(router_any_method, serves_every_method_and_custom_tokens) {
+    router r;
+    r.add_any("/echo", 1);
+    r.add_any("/echo/{what}", 2);
+    route_params p;
+    for (const method m : {method::get, method::head, method::post, method::put, method::del, method::patch,
+                           method::options, method::trace, method::other}) {
+        auto match = r.match(m, "/echo", p);
+        ASSERT_EQ(match.status, route_status::found) << to_string(m);
+        EXPECT_EQ(match.handler, 1u) << to_string(m);
+        match = r.match(m, "/echo/x", p);
+        EXPECT_EQ(match.handler, 2u) << to_string(m);
+        EXPECT_EQ(p.find("what"), "x");
+    }
+}
+
+TEST(router_any_method, a_method_of_its_own_and_head_to_get_come_first) {
+    router r;
+    r.add(method::get, "/x", 1);
+    r.add(method::post, "/x", 2);
+    r.add_any("/x", 3);
+    route_params p;
+    EXPECT_EQ(r.match(method::get, "/x", p).handler, 1u);
+    EXPECT_EQ(r.match(method::head, "/x", p).handler, 1u);
+    EXPECT_EQ(r.match(method::post, "/x", p).handler, 2u);
+    EXPECT_EQ(r.match(method::put, "/x", p).handler, 3u);
+    EXPECT_EQ(r.match(method::other, "/x", p).handler, 3u);
+}
+
+TEST_F(router_test, method_not_allowed_is_unchanged_beside_any_method_routes) {
+    r_.add_any("/echo", 10);
+    r_.add_any("/users/{id}/any", 11);
+    r_.add_any("/files/{name}", 12);
+    auto m = r_.match(method::put, "/users", p_);
+    EXPECT_EQ(m.status, route_status::method_not_allowed);
+    EXPECT_EQ(m.allow, "GET, HEAD, POST");
+    m = r_.match(method::other, "/users/3", p_);
+    EXPECT_EQ(m.status, route_status::method_not_allowed);
+    EXPECT_EQ(m.allow, "GET, HEAD, DELETE");
+    EXPECT_EQ(r_.match(method::put, "/users/3/any", p_).handler, 11u);
+    EXPECT_EQ(r_.match(method::put, "/files/a", p_).handler, 12u);
+    EXPECT_EQ(r_.match(method::get, "/files/a/raw", p_).handler, 7u);
+    EXPECT_EQ(r_.match(method::post, "/files/a/raw", p_).status, route_status::method_not_allowed);
+    EXPECT_EQ(r_.match(method::del, "/echo", p_).handler, 10u);
+}
+
+TEST(router_any_method, registered_twice_is_refused) {
+    router r;
+    r.add_any("/a", 0);
+    EXPECT_THROW(r.add_any("/a/", 1), std::invalid_argument);
+    EXPECT_THROW(r.add_any("/a/{", 1), std::invalid_argument);
+    r.add(method::get, "/a", 2);
+    route_params p;
+    EXPECT_EQ(r.match(method::get, "/a", p).handler, 2u);
+    EXPECT_EQ(r.match(method::put, "/a", p).handler, 0u);
 }
 
 } // namespace
