@@ -31,13 +31,15 @@ struct route_match {
     std::string_view allow;    // when method_not_allowed: the Allow field value, e.g. "GET, HEAD, POST"
 };
 
-// Built once at start-up (add may throw std::invalid_argument on a bad or duplicate pattern), then read by
-// every loop concurrently: match() is const, allocates nothing and throws nothing.
+// Built once at start-up (add and add_any may throw std::invalid_argument on a bad or duplicate pattern), then
+// read by every loop concurrently: match() is const, allocates nothing and throws nothing.
 //
 // Patterns are absolute paths of '/'-separated segments; a segment is literal text or `{name}`, which
-// matches one non-empty segment. A literal route wins over a parameterised one; among parameterised routes,
-// more literal segments win, then the earlier registration. One trailing '/' in the request path is
-// ignored ("/users/" matches "/users"). HEAD is served by the GET handler when no HEAD route exists.
+// matches one non-empty segment. Among the routes whose pattern matches the path, the one with the most
+// literal segments wins (so a literal route beats every parameterised one), then the earlier registration;
+// the route is chosen by path alone, and its methods then give the handler or 405. One trailing '/' in the
+// request path is ignored ("/users/" matches "/users"). A route serves a method with its handler for that
+// method; without one, HEAD falls back to GET, then every method to the route's any-method handler (add_any).
 class router {
 public:
     router();
@@ -45,12 +47,20 @@ public:
     router(router&&) noexcept;
     router& operator=(router&&) noexcept;
 
+    // Registers `handler` for method `m` on `pattern`; throws std::invalid_argument for method::other, which
+    // names no method (use add_any).
     void add(method m, std::string_view pattern, std::uint32_t handler);
+    // Registers `handler` for every method on `pattern`, method::other included: such a route never answers 405.
+    void add_any(std::string_view pattern, std::uint32_t handler);
 
+    // The route for the path of an origin-form request target (starting with '/', query removed); any other
+    // path matches nothing. Captured params are views into `path`. Takes time that grows with the number of
+    // segments in `path`, not with the number of routes (a walk over a tree of segments).
     route_match match(method m, std::string_view path, route_params& params) const noexcept;
 
 private:
     struct route;
+    struct node;
     struct table;
     std::unique_ptr<table> table_;
 };

@@ -9,6 +9,12 @@ void app::add(http::method m, std::string_view pattern, handler h) {
     handlers_.push_back(std::move(h));
 }
 
+void app::add_any(std::string_view pattern, handler h) {
+    const auto id = static_cast<std::uint32_t>(handlers_.size());
+    router_.add_any(pattern, id);
+    handlers_.push_back(std::move(h));
+}
+
 namespace {
 
 // Finds `name` among the '&'-separated pairs of a query; sets `found`.

@@ -24,20 +24,40 @@ struct handler {
     std::function<task<void>(request&, response&)> async;
 };
 
-// Built before the server starts, then shared read-only by every loop.
+// A method a route is registered for: any http::method but `other`, which names no method. Checked at compile
+// time: `app.map(http::method::other, ...)` does not compile (app.any serves every method), and neither does a
+// method chosen at run time.
+class route_method {
+public:
+    consteval route_method(http::method m) : value_(m) { // implicit, so that map(http::method::get, ...) reads
+        if (m == http::method::other) {
+            method_other_names_no_method_use_app_any();
+        }
+    }
+    constexpr http::method value() const noexcept { return value_; }
+
+private:
+    // Not constexpr: a call to it in the constructor is what makes the misuse a compile error that names it.
+    static void method_other_names_no_method_use_app_any() {}
+    http::method value_;
+};
+
+// Built before the server starts, then shared read-only by every loop. Registering a bad pattern, or the same
+// pattern twice for one method, throws std::invalid_argument (see http::router).
 class app {
 public:
     template <typename F>
-    app& map(http::method m, std::string_view pattern, F&& fn) {
-        using result_type = std::invoke_result_t<F&, request&, response&>;
-        handler h;
-        if constexpr (std::is_same_v<result_type, task<void>>) {
-            h.async = std::forward<F>(fn);
-        } else {
-            static_assert(std::is_void_v<result_type>, "a handler returns void or hotpath::task<void>");
-            h.sync = std::forward<F>(fn);
-        }
-        add(m, pattern, std::move(h));
+    app& map(route_method m, std::string_view pattern, F&& fn) {
+        add(m.value(), pattern, make_handler(std::forward<F>(fn)));
+        return *this;
+    }
+
+    // A route for every method, custom tokens included (request::method_token tells them apart); the route's
+    // handlers for single methods come first, and HEAD goes to its GET handler when there is one. Such a route
+    // never answers 405. The response to HEAD carries the fields without the body, as for every route.
+    template <typename F>
+    app& any(std::string_view pattern, F&& fn) {
+        add_any(pattern, make_handler(std::forward<F>(fn)));
         return *this;
     }
 
@@ -66,7 +86,21 @@ public:
     const handler& handler_at(std::uint32_t id) const noexcept { return handlers_[id]; }
 
 private:
+    template <typename F>
+    static handler make_handler(F&& fn) {
+        using result_type = std::invoke_result_t<F&, request&, response&>;
+        handler h;
+        if constexpr (std::is_same_v<result_type, task<void>>) {
+            h.async = std::forward<F>(fn);
+        } else {
+            static_assert(std::is_void_v<result_type>, "a handler returns void or hotpath::task<void>");
+            h.sync = std::forward<F>(fn);
+        }
+        return h;
+    }
+
     void add(http::method m, std::string_view pattern, handler h);
+    void add_any(std::string_view pattern, handler h);
 
     http::router router_;
     std::vector<handler> handlers_;

@@ -449,6 +449,50 @@ TEST_F(server_test, wrong_method_is_405_with_allow) {
     EXPECT_EQ(r->field("allow"), "PUT, DELETE");
 }
 
+// An echo service answers every method on one route (issue #11): standard methods, a custom token, HEAD with the
+// fields of the reply and no body; 405 still comes from routes that list their methods.
+TEST(server_any_method, an_echo_route_answers_every_method_and_head_without_a_body) {
+    app a;
+    a.any("/echo/{what}", [](request& req, response& res) {
+        res.text(std::string(req.method_token()) + " " + std::string(req.param("what")) + " " +
+                 std::string(req.body()));
+    });
+    a.get("/only-get", [](request&, response& res) { res.text("got"); });
+    test_server srv(a);
+    ASSERT_TRUE(srv.ok());
+    raw_client c(srv.port());
+    const auto exchange = [&c](std::string_view bytes, bool head_request = false) {
+        const bool sent = c.send(bytes);
+        auto reply = sent ? c.read_reply(5s, head_request) : std::nullopt;
+        return reply.value_or(test::http_reply{});
+    };
+
+    auto r = exchange("PATCH /echo/a HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nxyz");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "PATCH a xyz");
+    r = exchange("DELETE /echo/b HTTP/1.1\r\nHost: t\r\n\r\n");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "DELETE b ");
+    r = exchange("PURGE /echo/c HTTP/1.1\r\nHost: t\r\n\r\n");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "PURGE c ");
+    r = exchange("GET /echo/d HTTP/1.1\r\nHost: t\r\n\r\n");
+    EXPECT_EQ(r.body, "GET d ");
+
+    // HEAD: the length of the body a HEAD handler made, and no body bytes before the next reply.
+    r = exchange("HEAD /echo/e HTTP/1.1\r\nHost: t\r\n\r\n", true);
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.field("content-length"), "7"); // "HEAD e "
+    EXPECT_EQ(r.body, "");
+    r = exchange("PUT /echo/f HTTP/1.1\r\nHost: t\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.body, "PUT f ");
+
+    r = exchange("PURGE /only-get HTTP/1.1\r\nHost: t\r\n\r\n");
+    EXPECT_EQ(r.status, 405);
+    EXPECT_EQ(r.field("allow"), "GET, HEAD");
+}
+
 TEST_F(server_test, handler_exception_is_a_counted_500_and_the_server_goes_on) {
     test_server srv(routes_);
     raw_client c(srv.port());
