@@ -1,9 +1,10 @@
 // The upstream of case 1: GET / calls the weather service `calls` times through one shared pooled client,
-// sequentially, all at once, or at most `limit` at a time, and answers one of the results at random.
+// sequentially, all at once, or at most `limit` at a time, and answers one result at random or the first failure.
 #include "apps/apps.hpp"
 
 #include "apps/forecast.hpp"
 #include "client/json.hpp"
+#include "core/error.hpp"
 #include "core/when_all.hpp"
 #include "server/json.hpp"
 
@@ -11,6 +12,7 @@
 
 #include <boost/json/value_from.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <random>
 
@@ -76,7 +78,11 @@ void map_aggregator(app& routes, aggregator_options options) {
             co_return;
         }
 
-        const call_options per_call{s->opts.timeout, {}, &req.aborted()};
+        // Every strategy stops at the first failure, which is the answer: the calls in flight are cancelled
+        // (their connections closed) and no more start. The group's signal also follows the inbound request.
+        cancel_signal group;
+        const cancel_forward inbound_gone(req.aborted(), group);
+        const call_options per_call{s->opts.timeout, {}, &group};
         const auto one = [&](std::size_t) { return s->downstream.get_json<forecasts>(s->url, per_call); };
         std::vector<result<forecasts>> results;
         switch (strategy) {
@@ -95,23 +101,28 @@ void map_aggregator(app& routes, aggregator_options options) {
             for (std::size_t i = 0; i < calls; ++i) {
                 started.push_back(one(i));
             }
-            results = co_await when_all(std::move(started));
+            results = co_await when_all(std::move(started), fail_fast{group});
             break;
         }
         case fan_out::bounded: // at most `limit` in flight, results in order
-            results = co_await bounded_fan_out(calls, limit, one);
+            results = co_await bounded_fan_out(calls, limit, one, fail_fast{group});
             break;
         }
 
-        for (std::size_t i = 0; i < results.size(); ++i) {
-            if (!results[i]) {
-                const std::error_code e = results[i].error();
-                const bool slow = e == errc::timeout || e == errc::connect_timeout;
-                res.problem(slow ? http::status::gateway_timeout : http::status::bad_gateway,
-                            fmt::format("GET {} (call {} of {}, {}): {}", s->url, i + 1, calls, strategy_name(strategy),
-                                        e.message()));
-                co_return;
-            }
+        // The failure to report: the first that is not a cancellation (the fan-out cancels the rest after it).
+        auto failed = std::find_if(results.begin(), results.end(),
+                                   [](const auto& r) { return !r && r.error() != errc::cancelled; });
+        if (failed == results.end()) {
+            failed = std::find_if(results.begin(), results.end(), [](const auto& r) { return !r; });
+        }
+        if (failed != results.end()) {
+            const auto i = static_cast<std::size_t>(failed - results.begin());
+            const std::error_code e = failed->error();
+            const bool slow = e == errc::timeout || e == errc::connect_timeout;
+            res.problem(slow ? http::status::gateway_timeout : http::status::bad_gateway,
+                        fmt::format("GET {} (call {} of {}, {}): {}", s->url, i + 1, calls, strategy_name(strategy),
+                                    e.message()));
+            co_return;
         }
         thread_local std::minstd_rand rng{std::random_device{}()};
         const auto pick = std::uniform_int_distribution<std::size_t>(0, results.size() - 1)(rng);

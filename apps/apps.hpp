@@ -29,7 +29,8 @@ struct aggregator_options {
 };
 // GET / [?strategy=sequential|all|bounded&limit=K&calls=N]: `calls` GETs of {upstream}/weatherForecast
 // through one pooled client, then one result (an array of 5 forecasts) at random. A downstream that refuses,
-// fails or answers badly → 502, too slow → 504, each a problem+json naming the call.
+// fails or answers badly → 502, too slow → 504, each a problem+json naming the call, answered at the first
+// failure whatever the strategy: the calls still in flight are cancelled and no more start.
 void map_aggregator(app& routes, aggregator_options options);
 // Checks `o` for map_aggregator and normalises it (the upstream loses trailing slashes); returns "" when it can
 // serve, else one line saying what is wrong.

@@ -1,5 +1,5 @@
 // A client call: pick the loop's pool for the host, get a connection (idle, new, or after waiting), exchange,
-// retry once on a stale pooled connection, give the connection back.
+// retry an idempotent request once on a stale pooled connection, give the connection back.
 #include "client/client.hpp"
 
 #include "client/connection.hpp"
@@ -7,9 +7,11 @@
 #include "client/url.hpp"
 #include "core/error.hpp"
 #include "http/char_class.hpp"
+#include "http/request_head.hpp"
 #include "http/response.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace hotpath {
 
@@ -24,6 +26,18 @@ bool valid_field_value(std::string_view s) noexcept {
 
 bool retryable(std::error_code e) noexcept {
     return e == errc::closed || e == errc::reset;
+}
+
+// RFC 9110 §9.2.2: the methods whose repetition has the effect of one request; or a request the caller marked
+// with an Idempotency-Key (draft-ietf-httpapi-idempotency-key-header; Go's transport also takes the X- form).
+bool idempotent(const client_request& r) noexcept {
+    constexpr std::string_view methods[] = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
+    if (std::find(std::begin(methods), std::end(methods), r.method) != std::end(methods)) {
+        return true;
+    }
+    return std::any_of(r.headers.begin(), r.headers.end(), [](const auto& field) {
+        return http::iequals(field.first, "Idempotency-Key") || http::iequals(field.first, "X-Idempotency-Key");
+    });
 }
 
 } // namespace
@@ -52,6 +66,7 @@ client_stats client::stats() const noexcept {
         s.connect_failures += c.connect_failures.get();
         s.reused += c.reused.get();
         s.retries += c.retries.get();
+        s.not_retried += c.not_retried.get();
         s.closed_idle += c.closed_idle.get();
         s.closed_lifetime += c.closed_lifetime.get();
         s.closed_by_peer += c.closed_by_peer.get();
@@ -119,6 +134,17 @@ task<result<client_response>> client::send(client_request request, call_options 
         counters.failures.add();
         return e;
     };
+    const bool replayable = idempotent(request);
+    // A request that is not idempotent goes out on a pooled connection only after a look shows the peer has
+    // not closed it meanwhile: a connection found closed has carried nothing of it, so another is taken.
+    const auto usable = [&](client_connection* k) {
+        if (replayable || !k->stale()) {
+            return true;
+        }
+        counters.closed_by_peer.add();
+        k->close();
+        return false;
+    };
 
     for (int attempt = 0;; ++attempt) {
         // 1. A connection: an idle one, a new one, or the next one freed when the host is at its limit.
@@ -129,6 +155,10 @@ task<result<client_response>> client::send(client_request request, call_options 
                 co_return fail(c.stopped);
             }
             if ((conn = pool.take_idle(net::clock::now())) != nullptr) {
+                if (!usable(conn)) {
+                    conn = nullptr;
+                    continue;
+                }
                 reused = true;
                 break;
             }
@@ -158,7 +188,11 @@ task<result<client_response>> client::send(client_request request, call_options 
                 co_return fail(c.error);
             }
             if ((conn = std::exchange(c.conn, nullptr)) != nullptr) {
-                reused = true; // handed over by the call that released it
+                if (usable(conn)) {
+                    reused = true; // handed over by the call that released it
+                } else {
+                    conn = nullptr;
+                }
             }
         }
         if (reused) {
@@ -178,11 +212,15 @@ task<result<client_response>> client::send(client_request request, call_options 
             counters.requests.add();
             co_return response;
         }
-        // A pooled connection the peer had already closed: nothing of the response came, so the request was
-        // not processed as far as we can tell; once on a fresh connection (as .NET's SocketsHttpHandler does).
+        // A pooled connection that failed before any byte of the response: most likely the peer closed it as
+        // the request went out, but the request may have reached it. Sent again once, on a fresh connection,
+        // only if repeating it is harmless (RFC 9110 §9.2.2; Go's transport decides the same way).
         if (attempt == 0 && reused && !c.got_response_bytes && !c.stopped && retryable(c.error)) {
-            counters.retries.add();
-            continue;
+            if (replayable) {
+                counters.retries.add();
+                continue;
+            }
+            counters.not_retried.add();
         }
         co_return fail(c.error);
     }

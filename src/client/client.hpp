@@ -61,10 +61,11 @@ struct client_stats {
     std::uint64_t connections_opened = 0;    // connects that succeeded
     std::uint64_t connect_failures = 0;      // connects that failed (refused, timed out, unresolved)
     std::uint64_t reused = 0;                // requests sent on a pooled connection
-    std::uint64_t retries = 0;               // requests retried after a stale pooled connection failed
+    std::uint64_t retries = 0;               // idempotent requests retried after a stale pooled connection failed
+    std::uint64_t not_retried = 0;           // other requests that failed so: returned as errors, maybe processed
     std::uint64_t closed_idle = 0;           // pooled connections closed by the idle timeout
     std::uint64_t closed_lifetime = 0;       // connections retired by connection_lifetime
-    std::uint64_t closed_by_peer = 0;        // pooled connections the peer closed while idle
+    std::uint64_t closed_by_peer = 0;        // pooled connections the peer closed while idle, found before use
     std::uint64_t timeouts = 0;              // calls ended by a timeout (connect or request)
     std::uint64_t cancelled = 0;             // calls ended by their cancel signal
     std::uint64_t waited_for_connection = 0; // calls that queued because the host was at its connection limit
@@ -74,8 +75,18 @@ struct client_stats {
 // so a call never leaves the loop it was awaited on. Calls are coroutines: `co_await c.get(url)` on an event
 // loop thread (server handler, load worker, or a loop of your own). Expected failures are values in the
 // result (errc: refused, reset, connect_timeout, timeout, malformed_response, response_too_large,
-// invalid_url, resolve_failed, cancelled, closed); nothing throws but allocation failure. A request that
-// failed on a reused connection before any byte of its response arrived is retried once on a new one.
+// invalid_url, resolve_failed, cancelled, closed); nothing throws but allocation failure.
+//
+// Retries (RFC 9110 §9.2.2, the rule of Go's transport). A pooled connection may have been closed by the peer
+// just as a request goes out. When a request on a reused connection fails with errc::closed or errc::reset
+// before any byte of its response arrived, it is sent again, once, on a new connection, if it is idempotent:
+// GET, HEAD, OPTIONS, TRACE, PUT, DELETE, or any request with an Idempotency-Key (or X-Idempotency-Key)
+// field. Any other request (POST, PATCH, ...) may have reached the server, so the error is returned instead
+// (stats().not_retried counts these). Such a request is only ever resent when it provably never left: before
+// writing one on a reused connection, the client looks at the socket (one recv with MSG_PEEK); a connection
+// the peer has closed, or spoken on out of turn, is dropped (stats().closed_by_peer) and another one taken, so
+// the request is written once. Idempotent requests skip that look: their retry covers the case.
+//
 // The client must outlive its calls; idle pooled connections are closed within a second of its end.
 class client {
 public:

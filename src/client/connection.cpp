@@ -154,6 +154,10 @@ void client_connection::make_idle(net::clock::time_point now) noexcept {
     idle_since_ = now;
 }
 
+bool client_connection::stale() noexcept {
+    return closing_ || !transport_ || transport_->peek() != net::peeked::nothing;
+}
+
 void client_connection::abandon() noexcept {
     call_ = nullptr;
     out_ = nullptr;

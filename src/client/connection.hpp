@@ -53,6 +53,10 @@ public:
     void close() noexcept;
     // Idle in the pool: EOF or bytes from the peer now end the connection.
     void make_idle(net::clock::time_point now) noexcept;
+    // Taken from the pool, before begin(): whether the peer has closed the connection or spoken out of turn
+    // while it was idle, even if the loop has not delivered that yet (one system call: net::transport::peek).
+    // Such a connection must not carry a request; nothing has been written on it for this call.
+    bool stale() noexcept;
 
     bool reusable() const noexcept { return reusable_; }
     bool closing() const noexcept { return closing_; }

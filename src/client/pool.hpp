@@ -23,8 +23,8 @@ struct loop_pools;
 
 // One loop's counters; client::stats() sums them.
 struct loop_counters {
-    counter requests, failures, connections_opened, connect_failures, reused, retries, closed_idle, closed_lifetime,
-        closed_by_peer, timeouts, cancelled, waited_for_connection;
+    counter requests, failures, connections_opened, connect_failures, reused, retries, not_retried, closed_idle,
+        closed_lifetime, closed_by_peer, timeouts, cancelled, waited_for_connection;
 };
 
 // What a client shares with its loops: the options, whether it still exists, and every loop's counters.

@@ -88,6 +88,24 @@ private:
     bool cancelled_ = false;
 };
 
+// Passes `from`'s cancellation on to `to` while it lives (a fan-out's own signal following the inbound
+// request's): attached to `from` at construction, so a `from` already cancelled cancels `to` at once. Both
+// signals must outlive it and belong to one loop. `to`'s slots then run inside `from`'s cancel(), so they too
+// should only record and schedule. Allocates nothing.
+class cancel_forward {
+public:
+    cancel_forward(cancel_signal& from, cancel_signal& to) noexcept : slot_(to) { from.attach(slot_); }
+    cancel_forward(const cancel_forward&) = delete;
+    cancel_forward& operator=(const cancel_forward&) = delete;
+
+private:
+    struct forward_slot : cancel_slot {
+        explicit forward_slot(cancel_signal& t) noexcept
+            : cancel_slot([](cancel_slot& s) noexcept { static_cast<forward_slot&>(s).to.cancel(); }), to(t) {}
+        cancel_signal& to;
+    } slot_;
+};
+
 inline cancel_slot::~cancel_slot() {
     detach();
 }

@@ -74,6 +74,10 @@ void asio_transport::close() {
     maybe_closed();
 }
 
+peeked asio_transport::peek() noexcept {
+    return closed_ ? peeked::end : peek_socket(socket_.native_handle());
+}
+
 void asio_transport::maybe_closed() {
     if (!closed_ || reading_ || writing_ || close_reported_) {
         return;

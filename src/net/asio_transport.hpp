@@ -18,6 +18,7 @@ public:
     void write(std::string_view bytes) override;
     void shutdown_send() override;
     void close() override;
+    peeked peek() noexcept override;
 
 private:
     static constexpr std::size_t read_bytes = 16 * 1024;

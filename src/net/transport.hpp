@@ -2,10 +2,21 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <system_error>
 
 namespace hotpath::net {
+
+// What a look at a socket finds, without waiting and consuming nothing.
+enum class peeked : std::uint8_t {
+    nothing, // no byte and no end pending
+    data,    // bytes are pending
+    end,     // the peer closed or reset the stream
+};
+
+// One recv(MSG_PEEK | MSG_DONTWAIT) of a byte on the connected socket `fd`: one system call, no allocation.
+peeked peek_socket(int fd) noexcept;
 
 // Implemented by whoever owns a transport (a server or client connection). Called on the owner's loop.
 class transport_owner {
@@ -38,6 +49,10 @@ public:
     virtual void shutdown_send() = 0;
     // Closes the socket, cancelling what is in flight; on_transport_closed follows once nothing is. Idempotent.
     virtual void close() = 0;
+    // Looks at the socket now (peek_socket): whether the peer has ended the stream or sent bytes, even if the
+    // loop has not delivered that yet. An end stays pending on the socket, so it is always seen; bytes a
+    // receive already took from the socket but not yet delivered are not. After close(): end.
+    virtual peeked peek() noexcept = 0;
 };
 
 } // namespace hotpath::net

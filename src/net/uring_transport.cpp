@@ -74,6 +74,10 @@ void uring_transport::close() {
     maybe_closed();
 }
 
+peeked uring_transport::peek() noexcept {
+    return closed_ || fd_ < 0 ? peeked::end : peek_socket(fd_);
+}
+
 void uring_transport::on_recv(uring_op* o, int res, unsigned flags) {
     auto* self = static_cast<op*>(o)->self;
     if ((flags & IORING_CQE_F_MORE) == 0) {

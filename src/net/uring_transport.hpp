@@ -17,6 +17,7 @@ public:
     void write(std::string_view bytes) override;
     void shutdown_send() override;
     void close() override;
+    peeked peek() noexcept override;
 
 private:
     struct op : uring_op {

@@ -21,6 +21,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <thread>
 
 namespace hotpath {
 namespace {
@@ -261,6 +262,122 @@ TEST_F(client_test, a_request_that_meets_a_stale_connection_is_retried_once_on_a
     ASSERT_TRUE(ok);
     EXPECT_EQ(*ok, "okok");
     EXPECT_EQ(c.stats().retries, 1u);
+    EXPECT_EQ(peer.accepted(), 2);
+}
+
+// A keep-alive peer that answers the first request, reads the second and closes without answering (it had
+// just timed the connection out, or crashed mid-request); a later connection answers everything. Counts the
+// requests it read, by request line.
+struct closes_after_reading_the_second {
+    std::atomic<int> posts{0};
+    std::atomic<int> gets{0};
+    test::raw_peer peer{[this](test::peer_socket& s, int index) {
+        for (int n = 0;; ++n) {
+            const std::string r = s.read_request(2s);
+            if (r.empty()) {
+                return;
+            }
+            ++(r.starts_with("POST ") ? posts : gets);
+            if (index == 0 && n == 1) {
+                s.close();
+                return;
+            }
+            s.write(ok_response);
+        }
+    }};
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(peer.port()) + "/"; }
+};
+
+TEST_F(client_test, a_post_that_may_have_reached_the_server_is_not_retried) {
+    closes_after_reading_the_second p;
+    client c;
+    auto e = run_on_loop([](client& cl, std::string u) -> task<std::error_code> {
+        auto a = co_await cl.get(u);
+        if (!a) {
+            co_return a.error();
+        }
+        auto b = co_await cl.post(u, "{\"order\":1}", "application/json");
+        co_return b ? std::error_code{} : b.error();
+    }(c, p.url()));
+    ASSERT_TRUE(e);
+    EXPECT_TRUE(*e == errc::closed || *e == errc::reset) << e->message();
+    EXPECT_EQ(p.posts.load(), 1) << "the POST reached the peer once: sending it again could repeat its effect";
+    EXPECT_EQ(c.stats().retries, 0u);
+    EXPECT_EQ(c.stats().not_retried, 1u);
+    EXPECT_EQ(p.peer.accepted(), 1);
+}
+
+TEST_F(client_test, an_idempotent_request_in_the_same_case_is_retried_once_and_succeeds) {
+    for (const bool keyed_post : {false, true}) {
+        SCOPED_TRACE(keyed_post ? "POST with Idempotency-Key" : "GET");
+        closes_after_reading_the_second p;
+        client c;
+        auto ok = run_on_loop([](client& cl, std::string u, bool keyed) -> task<std::string> {
+            auto a = co_await cl.get(u);
+            client_request second;
+            second.url = u;
+            if (keyed) {
+                second.method = "POST";
+                second.body = "{}";
+                second.headers.emplace_back("idempotency-key", "8e03978e-40d5-43e8-bc93-6894a57f9324");
+            }
+            auto b = co_await cl.send(std::move(second));
+            co_return a&& b ? b->body() : (a ? b.error() : a.error()).message();
+        }(c, p.url(), keyed_post));
+        ASSERT_TRUE(ok);
+        EXPECT_EQ(*ok, "ok");
+        EXPECT_EQ(c.stats().retries, 1u);
+        EXPECT_EQ(c.stats().not_retried, 0u);
+        EXPECT_EQ(p.peer.accepted(), 2);
+        EXPECT_EQ(keyed_post ? p.posts.load() : p.gets.load() - 1, 2) << "sent, and sent again";
+    }
+}
+
+TEST_F(client_test, a_post_on_a_connection_the_peer_closed_before_it_was_written_goes_on_another) {
+    // Connection 0 answers once and closes; the call's loop is held until the close has landed, so the pool
+    // still offers the connection (the loop has not seen its end): the POST must not be written on it.
+    std::atomic<bool> closed{false};
+    std::atomic<int> posts_on_first{0};
+    std::atomic<int> posts{0};
+    test::raw_peer peer([&](test::peer_socket& s, int index) {
+        for (;;) {
+            const std::string r = s.read_request(2s);
+            if (r.empty()) {
+                return;
+            }
+            if (r.starts_with("POST ")) {
+                ++posts;
+                posts_on_first += index == 0 ? 1 : 0;
+            }
+            s.write(ok_response);
+            if (index == 0) {
+                s.close();
+                closed = true;
+                return;
+            }
+        }
+    });
+    client c;
+    const std::string url = "http://127.0.0.1:" + std::to_string(peer.port()) + "/";
+    auto ok = run_on_loop([](client& cl, std::string u, std::atomic<bool>& peer_closed) -> task<std::string> {
+        auto a = co_await cl.get(u);
+        // Still inside the loop's handler that completed the GET: block it (deliberately) until the FIN is in.
+        const auto end = std::chrono::steady_clock::now() + 2s;
+        while (!peer_closed && std::chrono::steady_clock::now() < end) {
+            std::this_thread::sleep_for(1ms);
+        }
+        std::this_thread::sleep_for(20ms);
+        auto b = co_await cl.post(u, "{\"order\":1}", "application/json");
+        co_return a&& b ? b->body() : (a ? b.error() : a.error()).message();
+    }(c, url, closed));
+    ASSERT_TRUE(ok);
+    EXPECT_EQ(*ok, "ok");
+    EXPECT_EQ(posts.load(), 1);
+    EXPECT_EQ(posts_on_first.load(), 0);
+    EXPECT_EQ(c.stats().closed_by_peer, 1u) << "found closed before the POST was written";
+    EXPECT_EQ(c.stats().retries, 0u);
+    EXPECT_EQ(c.stats().not_retried, 0u);
+    EXPECT_EQ(c.stats().connections_opened, 2u);
     EXPECT_EQ(peer.accepted(), 2);
 }
 

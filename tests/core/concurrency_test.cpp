@@ -1,4 +1,6 @@
 // task<T>, when_all, async_semaphore and bounded_fan_out on a real event loop with real timers.
+#include "core/error.hpp"
+#include "core/semaphore.hpp"
 #include "core/when_all.hpp"
 #include "net/loop.hpp"
 #include "net/sleep.hpp"
@@ -117,6 +119,132 @@ TEST(concurrency_test, bounded_fan_out_keeps_at_most_k_in_flight) {
         // 30 calls of 10 ms, `limit` at a time: about 30 / limit × 10 ms.
         EXPECT_GE(elapsed, std::chrono::milliseconds{(30 / limit) * 10 - 5}) << limit;
     }
+}
+
+// A call that waits `d` unless `stop` is cancelled first (checked every millisecond, as a client call's timer
+// and cancel slot would end it): its value, errc::cancelled, or `fail_with` if set.
+struct call_log {
+    int started = 0;
+    int now = 0;
+};
+
+task<result<int>> stoppable(int v, std::chrono::milliseconds d, cancel_signal& stop, call_log& log,
+                            std::error_code fail_with = {}) {
+    ++log.started;
+    ++log.now;
+    const auto end = std::chrono::steady_clock::now() + d;
+    while (!stop.cancelled() && std::chrono::steady_clock::now() < end) {
+        co_await net::sleep_for(1ms);
+    }
+    --log.now;
+    if (stop.cancelled()) {
+        co_return make_error_code(errc::cancelled);
+    }
+    if (fail_with) {
+        co_return fail_with;
+    }
+    co_return v;
+}
+
+TEST(concurrency_test, when_all_fail_fast_cancels_the_others_at_the_first_failure) {
+    call_log log;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto results = run_on_loop([](call_log& l) -> task<std::vector<result<int>>> {
+        cancel_signal group;
+        std::vector<task<result<int>>> tasks;
+        tasks.push_back(stoppable(0, 5s, group, l));
+        tasks.push_back(stoppable(1, 20ms, group, l, make_error_code(errc::timeout)));
+        tasks.push_back(stoppable(2, 5s, group, l));
+        co_return co_await when_all(std::move(tasks), fail_fast{group});
+    }(log));
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    ASSERT_EQ(results.size(), 3u);
+    EXPECT_EQ(results[1].error(), errc::timeout);
+    EXPECT_EQ(results[0].error(), errc::cancelled);
+    EXPECT_EQ(results[2].error(), errc::cancelled);
+    EXPECT_EQ(log.started, 3);
+    EXPECT_EQ(log.now, 0) << "none left running";
+    EXPECT_LT(elapsed, 2s) << "answered at the failure, not after the others' 5 s";
+
+    // A task failing before the next ones start: they are never started, and say cancelled.
+    call_log early;
+    auto first_fails = run_on_loop([](call_log& l) -> task<std::vector<result<int>>> {
+        cancel_signal group;
+        std::vector<task<result<int>>> tasks;
+        tasks.push_back([]() -> task<result<int>> { co_return make_error_code(errc::refused); }());
+        tasks.push_back(stoppable(1, 5s, group, l));
+        tasks.push_back(stoppable(2, 5s, group, l));
+        co_return co_await when_all(std::move(tasks), fail_fast{group});
+    }(early));
+    ASSERT_EQ(first_fails.size(), 3u);
+    EXPECT_EQ(first_fails[0].error(), errc::refused);
+    EXPECT_EQ(first_fails[1].error(), errc::cancelled);
+    EXPECT_EQ(first_fails[2].error(), errc::cancelled);
+    EXPECT_EQ(early.started, 0);
+}
+
+TEST(concurrency_test, when_all_without_fail_fast_still_waits_for_every_task) {
+    call_log log;
+    auto results = run_on_loop([](call_log& l) -> task<std::vector<result<int>>> {
+        cancel_signal unused;
+        std::vector<task<result<int>>> tasks;
+        tasks.push_back(stoppable(0, 60ms, unused, l));
+        tasks.push_back(stoppable(1, 1ms, unused, l, make_error_code(errc::timeout)));
+        co_return co_await when_all(std::move(tasks));
+    }(log));
+    ASSERT_EQ(results.size(), 2u);
+    EXPECT_EQ(results[0].value(), 0);
+    EXPECT_EQ(results[1].error(), errc::timeout);
+}
+
+TEST(concurrency_test, bounded_fan_out_fail_fast_cancels_those_in_flight_and_starts_no_more) {
+    // 20 calls, 4 at a time; call 2 fails after 20 ms while 0, 1 and 3 would take 5 s.
+    call_log log;
+    std::vector<std::size_t> made;
+    const auto t0 = std::chrono::steady_clock::now();
+    auto results = run_on_loop([](call_log& l, std::vector<std::size_t>& m) -> task<std::vector<result<int>>> {
+        cancel_signal group;
+        co_return co_await bounded_fan_out(
+            20, 4,
+            [&](std::size_t i) {
+                m.push_back(i);
+                return i == 2 ? stoppable(2, 20ms, group, l, make_error_code(errc::timeout))
+                              : stoppable(static_cast<int>(i), 5s, group, l);
+            },
+            fail_fast{group});
+    }(log, made));
+    const auto elapsed = std::chrono::steady_clock::now() - t0;
+    ASSERT_EQ(results.size(), 20u);
+    EXPECT_EQ(made, (std::vector<std::size_t>{0, 1, 2, 3})) << "no call made after the failure";
+    EXPECT_EQ(results[2].error(), errc::timeout);
+    for (std::size_t i : {0u, 1u, 3u}) {
+        EXPECT_EQ(results[i].error(), errc::cancelled) << "in flight, cancelled: " << i;
+    }
+    for (std::size_t i = 4; i < 20; ++i) {
+        EXPECT_EQ(results[i].error(), errc::cancelled) << "never started: " << i;
+    }
+    EXPECT_EQ(log.now, 0) << "none left running";
+    EXPECT_LT(elapsed, 2s);
+}
+
+TEST(concurrency_test, bounded_fan_out_fail_fast_ends_a_long_queue_without_nesting) {
+    // 100000 calls, 2 at a time; the first fails: the 99998 never started end in one loop, not one stack frame
+    // each (a permit handed from waiter to waiter would be 99998 nested resumes).
+    call_log log;
+    auto results = run_on_loop([](call_log& l) -> task<std::vector<result<int>>> {
+        cancel_signal group;
+        co_return co_await bounded_fan_out(
+            100000, 2,
+            [&](std::size_t i) {
+                return i == 0 ? stoppable(0, 5ms, group, l, make_error_code(errc::reset))
+                              : stoppable(static_cast<int>(i), 5s, group, l);
+            },
+            fail_fast{group});
+    }(log));
+    ASSERT_EQ(results.size(), 100000u);
+    EXPECT_EQ(results[0].error(), errc::reset);
+    EXPECT_EQ(results[99999].error(), errc::cancelled);
+    EXPECT_EQ(log.started, 2);
 }
 
 TEST(concurrency_test, semaphore_hands_permits_over_in_order) {

@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
 #include <map>
 #include <string>
 #include <thread>
@@ -144,6 +145,97 @@ TEST(aggregator_test, a_slow_downstream_is_a_504) {
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms);
     EXPECT_EQ(r->status, 504);
     EXPECT_NE(r->body.find("timed out"), std::string::npos) << r->body;
+}
+
+// A downstream whose calls hang (up to 3 s) until their caller hangs up, except that the first call to arrive
+// may fail fast with a 500; counts the calls started and those abandoned by the aggregator.
+struct hanging_downstream {
+    explicit hanging_downstream(bool first_fails, apps::aggregator_options o) {
+        routes.get("/weatherForecast", [this, first_fails](request& req, response& res) -> task<void> {
+            if (started++ == 0 && first_fails) {
+                co_await net::sleep_for(50ms); // the others are in flight by now
+                res.problem(http::status::internal_server_error, "out of forecasts");
+                co_return;
+            }
+            for (int i = 0; i < 300 && !req.aborted().cancelled(); ++i) {
+                co_await net::sleep_for(10ms);
+            }
+            if (req.aborted().cancelled()) {
+                ++abandoned;
+            }
+            res.text("[]");
+        });
+        weather = std::make_unique<test::test_server>(routes);
+        o.upstream = "http://127.0.0.1:" + std::to_string(weather->port());
+        apps::map_aggregator(aggregator_routes, o);
+        aggregator = std::make_unique<test::test_server>(aggregator_routes);
+    }
+    // Every call started and not failed was abandoned: the aggregator closed its connection.
+    bool all_abandoned(int failed) const {
+        const auto end = std::chrono::steady_clock::now() + 2s;
+        while (abandoned.load() < started.load() - failed && std::chrono::steady_clock::now() < end) {
+            std::this_thread::sleep_for(10ms);
+        }
+        return abandoned.load() == started.load() - failed;
+    }
+    std::atomic<int> started{0};
+    std::atomic<int> abandoned{0};
+    app routes;
+    app aggregator_routes;
+    std::unique_ptr<test::test_server> weather;
+    std::unique_ptr<test::test_server> aggregator;
+};
+
+TEST(aggregator_test, a_slow_downstream_is_a_504_at_the_first_timeout_whatever_the_strategy) {
+    // 20 calls, 2 at a time, 300 ms each: waiting out every timeout would take 10 × 300 ms when bounded.
+    // Bounds are loose (2 × one timeout): the machine is shared.
+    apps::aggregator_options o;
+    o.calls = 20;
+    o.limit = 2;
+    o.timeout = 300ms;
+    for (const std::string strategy : {"sequential", "bounded", "all"}) {
+        SCOPED_TRACE(strategy);
+        hanging_downstream d(false, o);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = get(d.aggregator->port(), "/?strategy=" + strategy);
+        const auto took = std::chrono::steady_clock::now() - t0;
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 504) << r->body;
+        EXPECT_NE(r->body.find("timed out"), std::string::npos) << r->body;
+        EXPECT_GE(took, 300ms);
+        EXPECT_LT(took, 600ms) << "answered at the first timeout";
+        std::printf("[ timing   ] %s: 504 after %lld ms\n", strategy.c_str(),
+                    static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+        const int at_most = strategy == "sequential" ? 1 : strategy == "bounded" ? 2 : 20;
+        EXPECT_GE(d.started.load(), 1);
+        EXPECT_LE(d.started.load(), at_most) << "no call started after the first failure";
+        EXPECT_TRUE(d.all_abandoned(0)) << d.abandoned.load() << " of " << d.started.load();
+    }
+}
+
+TEST(aggregator_test, a_failing_downstream_is_answered_at_once_and_the_calls_in_flight_are_cancelled) {
+    // The first call fails after 50 ms while the others hang: the 502 must not wait for their 3 s timeout.
+    apps::aggregator_options o;
+    o.calls = 20;
+    o.limit = 5;
+    o.timeout = 3s;
+    for (const std::string strategy : {"sequential", "bounded", "all"}) {
+        SCOPED_TRACE(strategy);
+        hanging_downstream d(true, o);
+        const auto t0 = std::chrono::steady_clock::now();
+        auto r = get(d.aggregator->port(), "/?strategy=" + strategy);
+        const auto took = std::chrono::steady_clock::now() - t0;
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 502) << r->body;
+        EXPECT_NE(r->body.find("unexpected status"), std::string::npos)
+            << "the failure, not a cancellation: " << r->body;
+        EXPECT_LT(took, 1500ms) << "answered at the failure";
+        std::printf("[ timing   ] %s: 502 after %lld ms\n", strategy.c_str(),
+                    static_cast<long long>(std::chrono::duration_cast<std::chrono::milliseconds>(took).count()));
+        EXPECT_GE(d.started.load(), 1);
+        EXPECT_LE(d.started.load(), strategy == "sequential" ? 1 : strategy == "bounded" ? 5 : 20);
+        EXPECT_TRUE(d.all_abandoned(1)) << d.abandoned.load() << " of " << d.started.load();
+    }
 }
 
 TEST(aggregator_test, a_client_going_away_cancels_the_downstream_calls) {
