@@ -25,6 +25,15 @@ std::vector<command> commands() {
     return all;
 }
 
+const CLI::Validator& not_negative() {
+    static const CLI::Validator check(
+        [](std::string& text) {
+            return !text.empty() && text.front() == '-' ? std::string("must not be negative") : std::string();
+        },
+        "", "not negative");
+    return check;
+}
+
 void when_chosen(CLI::App& cmd, std::function<void(CLI::App&)> add_options) {
     cmd.preparse_callback([&cmd, add = std::move(add_options)](std::size_t) { add(cmd); });
 }

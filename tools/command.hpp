@@ -7,7 +7,8 @@
 
 namespace CLI {
 class App;
-}
+class Validator;
+} // namespace CLI
 
 namespace hotpath::cli {
 
@@ -33,6 +34,10 @@ std::vector<command> commands();
 // Adds a subcommand's options only once the command line names it (CLI11 runs the callback before parsing the
 // subcommand's own arguments, `--help` included): a start builds the few dozen options it uses, not all.
 void when_chosen(CLI::App& cmd, std::function<void(CLI::App&)> add_options);
+
+// For unsigned options: CLI11 turns "-1" into a 64-bit unsigned number by wrapping it around, so the text is
+// checked first ("must not be negative").
+const CLI::Validator& not_negative();
 
 // A repeatable option takes one value per occurrence, so that options written before a positional argument
 // never swallow it (`--threshold "p95<1ms" URL`).

@@ -17,13 +17,6 @@
 namespace hotpath::cli {
 namespace {
 
-// CLI11 turns "-1" into a 64-bit unsigned number by wrapping it around: such options check the text first.
-const CLI::Validator not_negative(
-    [](std::string& text) {
-        return !text.empty() && text.front() == '-' ? std::string("must not be negative") : std::string();
-    },
-    "", "not negative");
-
 // The options as CLI11 fills them; given() tells which the command line named.
 struct load_flags {
     load::load_options o;
@@ -50,7 +43,7 @@ struct load_flags {
             ->check(CLI::Range(1u, 100000u));
         cmd.add_option("-d,--duration", duration, "Run time, e.g. 10s, 2m (default 10s, or until -n is done)");
         cmd.add_option("-n,--requests", requests, "Stop after exactly this many requests (like ab -n)")
-            ->check(not_negative);
+            ->check(not_negative());
         cmd.add_option("-t,--threads", threads, "Worker threads, one event loop each; 0: one per core")
             ->default_str("0")
             ->check(CLI::Range(0u, 1024u));

@@ -15,13 +15,6 @@
 namespace hotpath::cli {
 namespace {
 
-// CLI11 turns "-1" into a 64-bit unsigned number by wrapping it around: such options check the text first.
-const CLI::Validator not_negative(
-    [](std::string& text) {
-        return !text.empty() && text.front() == '-' ? std::string("must not be negative") : std::string();
-    },
-    "", "not negative");
-
 // Thread-per-core: more loops than any machine has cores only costs memory and rings.
 constexpr unsigned max_threads = 1024;
 
@@ -40,10 +33,10 @@ struct serve_flags {
             ->check(CLI::Range(0u, max_threads));
         cmd.add_option("--max-connections", options.limits.max_connections, "Open connections allowed; 0: no limit")
             ->capture_default_str()
-            ->check(not_negative);
+            ->check(not_negative());
         cmd.add_option("--max-body-bytes", options.limits.max_body_bytes, "Largest request body (413 above)")
             ->capture_default_str()
-            ->check(not_negative);
+            ->check(not_negative());
         cmd.add_option("--headers-timeout", headers_timeout_s, "Seconds to receive a request head (408 after)")
             ->capture_default_str()
             ->check(CLI::Range(1u, 3600u));
@@ -53,11 +46,11 @@ struct serve_flags {
         cmd.add_option("--min-body-rate", options.limits.min_body_bytes_per_second,
                        "Bytes/s a request body must keep up after a 5 s grace (408 below); 0: no limit")
             ->capture_default_str()
-            ->check(not_negative);
+            ->check(not_negative());
         cmd.add_option("--min-response-rate", options.limits.min_response_bytes_per_second,
                        "Bytes/s a client must read responses at after a 5 s grace (closed below); 0: no limit")
             ->capture_default_str()
-            ->check(not_negative);
+            ->check(not_negative());
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
             ->capture_default_str()
             ->check(CLI::IsMember({"auto", "uring", "epoll"}));
