@@ -3,19 +3,14 @@
 
 #include "client/pool.hpp"
 #include "core/error.hpp"
-#include "net/asio_transport.hpp"
-#include "net/uring.hpp"
-#include "net/uring_transport.hpp"
-
-#include <boost/asio/connect.hpp>
+#include "net/transport.hpp"
 
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <unistd.h>
 
 namespace hotpath::client_detail {
-
-namespace asio = boost::asio;
 
 namespace {
 
@@ -36,18 +31,12 @@ std::error_code map_error(std::error_code e) {
     return e;
 }
 
-std::error_code map_asio_error(const boost::system::error_code& ec) {
-    if (ec == asio::error::connection_refused) {
-        return make_error_code(errc::refused);
+// A connection attempt's failure as the project's codes.
+std::error_code map_connect_error(std::error_code e) {
+    if (e == std::errc::host_unreachable && e.category() == std::generic_category()) {
+        return make_error_code(errc::resolve_failed); // the name has no address
     }
-    if (ec == asio::error::connection_reset) {
-        return make_error_code(errc::reset);
-    }
-    if (ec == asio::error::host_not_found || ec == asio::error::host_not_found_try_again ||
-        ec == asio::error::no_data) {
-        return make_error_code(errc::resolve_failed);
-    }
-    return ec; // boost::system::error_code converts to std::error_code, keeping its category
+    return map_error(e);
 }
 
 } // namespace
@@ -61,44 +50,22 @@ client_connection::~client_connection() = default;
 void client_connection::async_connect(call_state& c) {
     call_ = &c;
     phase_ = phase::connecting;
-    socket_.emplace(loop_.context());
-    boost::system::error_code ec;
-    const auto address = asio::ip::make_address(pool_.host(), ec);
-    if (!ec) {
-        socket_->async_connect({address, pool_.port()},
-                               [this](const boost::system::error_code& e) { on_connected(e); });
-        return;
-    }
-    // A name: Asio resolves on its own thread, so the loop never blocks in getaddrinfo; the loop is told to
-    // look for that thread's answer.
-    resolver_.emplace(loop_.context());
-    char port[8];
-    const auto end = std::to_chars(port, port + sizeof(port), pool_.port()).ptr;
-    loop_.foreign_work_started();
-    resolver_->async_resolve(pool_.host(), std::string_view(port, static_cast<std::size_t>(end - port)),
-                             [this](const boost::system::error_code& e, asio::ip::tcp::resolver::results_type r) {
-                                 loop_.foreign_work_finished();
-                                 if (e || closing_) {
-                                     on_connected(e ? e : asio::error::operation_aborted);
-                                     return;
-                                 }
-                                 asio::async_connect(*socket_, r,
-                                                     [this](const boost::system::error_code& e2,
-                                                            const asio::ip::tcp::endpoint&) { on_connected(e2); });
-                             });
+    // A name is resolved on the blocking pool, so the loop never waits in getaddrinfo.
+    connector_.start(loop_, pool_.host(), pool_.port(), [this](int fd, std::error_code ec) { on_connected(fd, ec); });
 }
 
-void client_connection::on_connected(const boost::system::error_code& ec) {
+void client_connection::on_connected(int fd, std::error_code ec) {
     auto& counters = pool_.owner().counters;
     if (closing_ || ec) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
         call_state* c = std::exchange(call_, nullptr);
-        const std::error_code error = closing_ ? make_error_code(errc::cancelled) : map_asio_error(ec);
+        const std::error_code error = closing_ ? make_error_code(errc::cancelled) : map_connect_error(ec);
         if (!closing_) {
             counters.connect_failures.add();
         }
         closing_ = true;
-        socket_.reset();
-        resolver_.reset();
         host_pool& pool = pool_;
         pool.on_gone(*this); // deletes this
         if (c != nullptr) {
@@ -107,15 +74,7 @@ void client_connection::on_connected(const boost::system::error_code& ec) {
         return;
     }
     counters.connections_opened.add();
-    boost::system::error_code ignored;
-    socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
-    if (net::uring* ring = loop_.ring()) {
-        transport_ = std::make_unique<net::uring_transport>(*ring, socket_->release(), *this);
-    } else {
-        transport_ = std::make_unique<net::asio_transport>(std::move(*socket_), *this);
-    }
-    socket_.reset();
-    resolver_.reset();
+    transport_ = net::make_transport(loop_, fd, *this);
     created_ = net::clock::now();
     phase_ = phase::leased;
     transport_->start_reading();
@@ -174,14 +133,8 @@ void client_connection::close() noexcept {
         transport_->close(); // on_transport_closed follows
         return;
     }
-    // Still resolving or connecting: their handlers follow with operation_aborted.
-    boost::system::error_code ignored;
-    if (socket_) {
-        socket_->close(ignored);
-    }
-    if (resolver_) {
-        resolver_->cancel();
-    }
+    // Still resolving or connecting: on_connected follows with operation_canceled.
+    connector_.cancel();
 }
 
 void client_connection::on_transport_written(std::error_code error) {

@@ -5,9 +5,9 @@
 #include "http/body_reader.hpp"
 #include "http/response_parser.hpp"
 #include "net/loop.hpp"
+#include "net/connect.hpp"
 #include "net/transport.hpp"
 
-#include <boost/asio/ip/tcp.hpp>
 
 #include <memory>
 #include <optional>
@@ -66,7 +66,7 @@ public:
 private:
     enum class phase : std::uint8_t { connecting, leased, idle, head, body };
 
-    void on_connected(const boost::system::error_code& ec);
+    void on_connected(int fd, std::error_code ec);
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;
@@ -78,8 +78,7 @@ private:
 
     host_pool& pool_;
     net::loop& loop_;
-    std::optional<boost::asio::ip::tcp::socket> socket_;
-    std::optional<boost::asio::ip::tcp::resolver> resolver_;
+    net::connector connector_;
     std::unique_ptr<net::transport> transport_;
     call_state* call_ = nullptr;
     client_response* out_ = nullptr;

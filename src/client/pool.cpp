@@ -4,7 +4,6 @@
 #include "client/connection.hpp"
 #include "core/error.hpp"
 
-#include <boost/asio/post.hpp>
 
 #include <algorithm>
 
@@ -46,7 +45,7 @@ loop_pools::loop_pools(std::shared_ptr<shared_state> s, net::loop& l)
           std::lock_guard lock(shared->mutex);
           return shared->counters.emplace_back();
       }()),
-      timer_(l.context()) {
+      timer_(l) {
     tick_id_ = loop.add_tick([this](net::clock::time_point now) { on_tick(now); });
 }
 
@@ -104,12 +103,7 @@ void loop_pools::untrack(call_state& c) noexcept {
 
 void loop_pools::arm_timer() {
     armed_ = deadline_head_->deadline;
-    timer_.expires_at(armed_);
-    timer_.async_wait([this](const boost::system::error_code& ec) {
-        if (ec != boost::asio::error::operation_aborted) {
-            on_timer();
-        }
-    });
+    timer_.arm(armed_, [this] { on_timer(); });
 }
 
 void loop_pools::on_timer() {
@@ -161,7 +155,7 @@ void loop_pools::request_stop(call_state& c) noexcept {
     stop_tail_ = &c;
     if (!drain_posted_) {
         drain_posted_ = true;
-        boost::asio::post(loop.context(), [this] { drain_stops(); });
+        loop.defer([this] { drain_stops(); });
     }
 }
 
@@ -194,7 +188,7 @@ void loop_pools::on_tick(net::clock::time_point now) {
     // client per request, case 1's first mistake, must not grow a loop without bound).
     if (gone && empty && !erase_posted_) {
         erase_posted_ = true;
-        boost::asio::post(loop.context(), [l = &loop, key = shared.get()] { l->erase_local(key); });
+        loop.defer([l = &loop, key = shared.get()] { l->erase_local(key); });
     }
 }
 

@@ -4,8 +4,8 @@
 #include "client/client.hpp"
 #include "core/counter.hpp"
 #include "net/loop.hpp"
+#include "net/timer.hpp"
 
-#include <boost/asio/steady_timer.hpp>
 
 #include <coroutine>
 #include <deque>
@@ -124,7 +124,7 @@ private:
     std::vector<std::unique_ptr<host_pool>> hosts_;
     call_state* deadline_head_ = nullptr;
     call_state* deadline_tail_ = nullptr;
-    boost::asio::steady_timer timer_;
+    net::timer timer_;
     net::clock::time_point armed_ = net::clock::time_point::max();
     call_state* stop_head_ = nullptr;
     call_state* stop_tail_ = nullptr;

@@ -1,13 +1,9 @@
 // A load connection: connect, send the prepared request bytes, parse responses, report them to the worker.
 #include "load/worker.hpp"
 
-#include "net/asio_transport.hpp"
-#include "net/uring.hpp"
-#include "net/uring_transport.hpp"
+#include "net/transport.hpp"
 
 namespace hotpath::load {
-
-namespace asio = boost::asio;
 
 connection::~connection() = default;
 
@@ -16,28 +12,19 @@ void connection::open() {
         return;
     }
     connecting_ = true;
-    socket_.emplace(owner_.loop_.context());
-    socket_->async_connect(owner_.endpoint_, [this](const boost::system::error_code& ec) { on_connected(ec); });
+    connector_.start(owner_.loop_, owner_.endpoint_, [this](int fd, std::error_code ec) { on_connected(fd, ec); });
 }
 
-void connection::on_connected(const boost::system::error_code& ec) {
+void connection::on_connected(int fd, std::error_code ec) {
     connecting_ = false;
-    if (ec != asio::error::operation_aborted) {
+    if (ec != std::errc::operation_canceled) {
         owner_.on_connect_result(ec);
     }
     if (ec) {
-        socket_.reset();
         owner_.on_gone(*this, true);
         return;
     }
-    boost::system::error_code ignored;
-    socket_->set_option(asio::ip::tcp::no_delay(true), ignored);
-    if (net::uring* ring = owner_.loop_.ring()) {
-        transport_ = std::make_unique<net::uring_transport>(*ring, socket_->release(), *this);
-    } else {
-        transport_ = std::make_unique<net::asio_transport>(std::move(*socket_), *this);
-    }
-    socket_.reset();
+    transport_ = net::make_transport(owner_.loop_, fd, *this);
     connected_ = true;
     server_closes_ = false;
     in_.clear();
@@ -176,8 +163,7 @@ void connection::abort(error_class why) {
         owner_.on_error(*this, why, lost);
     }
     if (connecting_) {
-        boost::system::error_code ignored;
-        socket_->close(ignored); // on_connected follows with operation_aborted
+        connector_.cancel(); // on_connected follows with operation_canceled
         return;
     }
     close_transport();

@@ -4,8 +4,8 @@
 #include "load/report.hpp"
 #include "load/worker.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/ip/tcp.hpp>
+#include "net/connect.hpp"
+
 #include <fmt/core.h>
 
 #include <csignal>
@@ -28,15 +28,13 @@ std::string bar(double fraction, int width) {
 } // namespace
 
 result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, std::string& why) {
-    boost::asio::io_context io;
-    boost::system::error_code ec;
-    boost::asio::ip::tcp::resolver resolver(io);
-    const auto found = resolver.resolve(p.to.host, std::to_string(p.to.port), ec);
-    if (ec || found.empty()) {
-        why = fmt::format("cannot resolve {}: {}", p.to.host, ec ? ec.message() : "no address");
+    std::string reason;
+    const auto found = net::resolve_now(p.to.host, p.to.port, reason);
+    if (!found) {
+        why = fmt::format("cannot resolve {}: {}", p.to.host, reason);
         return std::make_error_code(std::errc::invalid_argument);
     }
-    const auto endpoint = found.begin()->endpoint();
+    const net::endpoint endpoint = found->front();
 
     // SIGINT/SIGTERM end the run early; blocked before the workers start so only this thread sees them.
     sigset_t signals;

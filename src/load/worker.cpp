@@ -4,9 +4,6 @@
 #include "http/request_head.hpp"
 #include "load/feed.hpp"
 
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -25,15 +22,10 @@ unsigned share_of(unsigned total, unsigned index, unsigned count) noexcept {
 
 } // namespace
 
-struct worker::timer {
-    explicit timer(boost::asio::io_context& io) : t(io) {}
-    boost::asio::steady_timer t;
-};
-
-worker::worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned index, unsigned count,
+worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count,
                clock::time_point start, live_counters& live)
     : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index),
-      timer_(std::make_unique<timer>(loop_.context())), start_(start), live_(live) {
+      timer_(loop_), start_(start), live_(live) {
     double total_weight = 0;
     for (auto& spec : requests_or_default(p)) {
         prepared r;
@@ -280,7 +272,7 @@ void worker::on_error(connection&, error_class e, std::size_t lost_requests) {
     live_.errors.fetch_add(n, std::memory_order_relaxed);
 }
 
-void worker::on_connect_result(const boost::system::error_code& ec) {
+void worker::on_connect_result(std::error_code ec) {
     ++results_.connect_attempts;
     if (!ec) {
         ++results_.connections_opened;
@@ -390,7 +382,7 @@ void worker::check_done(clock::time_point now) {
     const auto measured_end = counted_ ? now : std::min(now, end_);
     results_.measured = measured_end > warmup_end_ ? measured_end - warmup_end_ : std::chrono::nanoseconds{};
     results_.close_seconds();
-    timer_->t.cancel();
+    timer_.cancel();
     for (auto& c : connections_) {
         c->abort(error_class::count_);
     }
@@ -469,12 +461,7 @@ void worker::schedule_tick(clock::time_point now) {
     if (plan_.open_model() && !stopping_ && next_send_ < next) {
         next = next_send_;
     }
-    timer_->t.expires_at(next);
-    timer_->t.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) {
-            do_tick();
-        }
-    });
+    timer_.arm(next, [this] { do_tick(); });
 }
 
 } // namespace hotpath::load

@@ -5,10 +5,10 @@
 #include "http/response_parser.hpp"
 #include "load/plan.hpp"
 #include "load/results.hpp"
+#include "net/connect.hpp"
 #include "net/loop.hpp"
+#include "net/timer.hpp"
 #include "net/transport.hpp"
-
-#include <boost/asio/ip/tcp.hpp>
 
 #include <atomic>
 #include <deque>
@@ -65,13 +65,13 @@ private:
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;
     void on_transport_closed() override;
-    void on_connected(const boost::system::error_code& ec);
+    void on_connected(int fd, std::error_code ec);
     void complete_response();
     void keep_body(std::string_view bytes);
     void close_transport();
 
     worker& owner_;
-    std::optional<boost::asio::ip::tcp::socket> socket_;
+    net::connector connector_;
     std::unique_ptr<net::transport> transport_;
     std::string in_;
     http::response_head head_;
@@ -90,7 +90,7 @@ private:
 // Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
 class worker {
 public:
-    worker(const plan& p, boost::asio::ip::tcp::endpoint endpoint, unsigned index, unsigned count,
+    worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count,
            clock::time_point start, live_counters& live);
     ~worker();
 
@@ -108,7 +108,7 @@ private:
     void on_bytes(std::size_t bytes);
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
     void on_error(connection& c, error_class e, std::size_t lost_requests);
-    void on_connect_result(const boost::system::error_code& ec);
+    void on_connect_result(std::error_code ec);
     void on_ready(connection& c);
     void on_gone(connection& c, bool failed);
     void do_tick();
@@ -131,13 +131,12 @@ private:
 
     const plan& plan_;
     http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
-    boost::asio::ip::tcp::endpoint endpoint_;
+    net::endpoint endpoint_;
     unsigned index_;
     unsigned count_; // workers in the run
     double share_;   // this worker's fraction of the rate, the users and the request count
     net::loop loop_;
-    struct timer;
-    std::unique_ptr<timer> timer_;
+    net::timer timer_;
     // Each scenario request, ready to send: its bytes (with `pipeline` copies for the closed model), or
     // its spec when placeholders must be filled per send.
     struct prepared {

@@ -54,7 +54,7 @@ result<std::unique_ptr<listener>> listener::open(loop& owner, const std::string&
 }
 
 listener::listener(loop& owner, tcp::acceptor acceptor, std::uint16_t port)
-    : owner_(owner), acceptor_(std::move(acceptor)), port_(port), pause_timer_(owner.context()) {}
+    : owner_(owner), acceptor_(std::move(acceptor)), port_(port), pause_timer_(owner) {}
 
 bool listener::pause_on(int error, void (listener::*resume)()) {
     if (error != EMFILE && error != ENFILE && error != ENOBUFS && error != ENOMEM) {
@@ -63,9 +63,8 @@ bool listener::pause_on(int error, void (listener::*resume)()) {
     if (pauses_ != nullptr) {
         pauses_->add();
     }
-    pause_timer_.expires_after(resource_pause);
-    pause_timer_.async_wait([this, resume](const boost::system::error_code& ec) {
-        if (!ec && !closed_) { // aborted: the listener may be gone
+    pause_timer_.arm_after(resource_pause, [this, resume] {
+        if (!closed_) {
             (this->*resume)();
         }
     });

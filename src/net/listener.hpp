@@ -4,10 +4,10 @@
 #include "core/counter.hpp"
 #include "core/result.hpp"
 #include "net/loop.hpp"
+#include "net/timer.hpp"
 #include "net/uring.hpp"
 
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -65,7 +65,7 @@ private:
     std::uint16_t port_;
     accept_fn on_accept_;
     bool closed_ = false;
-    boost::asio::steady_timer pause_timer_;
+    timer pause_timer_;
     counter* pauses_ = nullptr;
 
     // io_uring mode

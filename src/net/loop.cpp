@@ -1,4 +1,4 @@
-// The event loop: io_context run on one thread, with a 1 s tick for the Date cache and timeouts.
+// The event loop: timers, posted and deferred work, the 1 s tick, and a turn that sleeps in the backend.
 #include "net/loop.hpp"
 
 #include "core/http_date.hpp"
@@ -9,47 +9,70 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include <cstring>
-
-#include <sys/eventfd.h>
-#include <unistd.h>
+#include <ctime>
 
 namespace hotpath::net {
 namespace {
 
 thread_local loop* current_loop = nullptr;
 
+std::uint64_t ns_between(clock::time_point from, clock::time_point to) noexcept {
+    return static_cast<std::uint64_t>(std::max<std::int64_t>(0, (to - from).count()));
+}
+
+// Only the loop's thread writes its stats: a plain add, no locked instruction; readers see whole values.
+void add(std::atomic<std::uint64_t>& counter, std::uint64_t v) noexcept {
+    counter.store(counter.load(std::memory_order_relaxed) + v, std::memory_order_relaxed);
+}
+
 } // namespace
 
-struct loop::ticker {
-    explicit ticker(boost::asio::io_context& io) : timer(io) {}
-    boost::asio::steady_timer timer;
-};
+bool loop_mailbox::post(std::function<void()> fn) {
+    const std::lock_guard lock(mutex_);
+    if (target_ == nullptr) {
+        return false;
+    }
+    target_->post(std::move(fn));
+    return true;
+}
 
-// One thread runs each context, so Asio's internal locking is disabled: the loop's objects are single-threaded
-// by design, and post() from other threads goes through the scheduler's own (still locked) queue.
-loop::loop(unsigned index)
-    : index_(index), context_(std::make_unique<boost::asio::io_context>(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO)),
-      reactor_fd_hint_(lowest_free_fd()), ticker_(std::make_unique<ticker>(*context_)) {
+loop::loop(unsigned index) : index_(index), mailbox_(std::make_shared<loop_mailbox>()) {
+    mailbox_->target_ = this;
+    ticker_ = std::make_unique<timer>(*this);
     now_ = clock::now();
     refresh_date();
 }
 
-int loop::lowest_free_fd() noexcept {
-    const int fd = ::eventfd(0, EFD_CLOEXEC); // the kernel hands out the lowest free number
-    if (fd >= 0) {
-        ::close(fd);
-    }
-    return fd < 0 ? 0 : fd;
-}
-
 loop::~loop() {
-    // Locals may own sockets on the ring and timers on the context: they go first, on this thread's terms.
+    {
+        const std::lock_guard lock(mailbox_->mutex_);
+        mailbox_->target_ = nullptr;
+    }
+    // Locals may own sockets on the ring and timers: they go first, on this thread's terms.
     loop* previous = current_loop;
     current_loop = this;
     locals_.clear();
     current_loop = previous;
+    ticker_.reset();
     wakeable_.store(nullptr, std::memory_order_release);
     ring_.reset();
+    kept_.clear(); // no completion can refer to them any more
+}
+
+void loop::keep_alive(std::shared_ptr<void> thing) {
+    kept_.push_back(std::move(thing));
+}
+
+std::shared_ptr<void> loop::take_kept(const void* thing) noexcept {
+    for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+        if (it->get() == thing) {
+            auto out = std::move(*it);
+            *it = std::move(kept_.back());
+            kept_.pop_back();
+            return out;
+        }
+    }
+    return nullptr;
 }
 
 loop_local* loop::local(const void* key) const noexcept {
@@ -93,6 +116,15 @@ uring* loop::ring() {
     return ring_.get();
 }
 
+boost::asio::io_context& loop::context() {
+    if (!context_) {
+        // One thread runs each context, so Asio's internal locking is disabled; other threads reach the loop
+        // through post(), whose queue is the loop's own.
+        context_ = std::make_unique<boost::asio::io_context>(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO);
+    }
+    return *context_;
+}
+
 loop* loop::current() noexcept {
     return current_loop;
 }
@@ -102,34 +134,138 @@ void loop::run() {
     current_loop = this;
     now_ = clock::now();
     refresh_date();
-    ticker_->timer.expires_at(now_ + std::chrono::seconds{1});
-    ticker_->timer.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) {
-            do_tick();
-        }
-    });
-    // With io_uring the ring's loop runs Asio too; without it, Asio's reactor runs alone.
+    ticker_->arm(now_ + std::chrono::seconds{1}, [this] { do_tick(); });
     if (uring* r = ring()) {
-        r->run();
+        run_on_ring(*r);
     } else {
-        context_->run();
+        run_on_asio();
     }
+    ticker_->cancel();
     current_loop = previous;
 }
 
-void loop::stop() {
-    context_->stop();
-    if (uring* r = wakeable_.load(std::memory_order_acquire)) {
-        r->wake();
+// A turn: dispatch what the ring completed, run due timers and posted and deferred work, then submit what that
+// prepared and sleep until the next completion or deadline, in one io_uring_enter.
+void loop::run_on_ring(uring& r) {
+    auto start = clock::now();
+    for (;;) {
+        stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        r.reap();
+        if (!work(start)) {
+            break;
+        }
+        const auto done = clock::now();
+        const std::uint64_t busy = ns_between(start, done);
+        stats_.last_turn_ns.store(busy, std::memory_order_relaxed);
+        add(stats_.busy_ns, busy);
+        add(stats_.turns, 1);
+        if (deferred_.empty()) {
+            r.set_alarm(timers_.next());
+            r.wait(clock::time_point::max());
+        } else {
+            r.wait(done); // work is waiting: collect completions without sleeping
+        }
+        start = clock::now();
+        add(stats_.asleep_ns, ns_between(done, start));
+    }
+    r.flush(); // what the last turn prepared, closes included
+}
+
+// Without a ring, Asio's reactor sleeps for the loop: one handler at a time, then the loop's own work; a timer of
+// Asio's stands for the earliest of the loop's deadlines.
+void loop::run_on_asio() {
+    auto& io = context();
+    on_asio_.store(true, std::memory_order_release);
+    boost::asio::steady_timer driver(io);
+    auto armed = clock::time_point::max();
+    const auto no_op = [](const boost::system::error_code&) {};
+    for (;;) {
+        const auto start = clock::now();
+        stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        if (!work(start)) {
+            break;
+        }
+        const auto done = clock::now();
+        const std::uint64_t busy = ns_between(start, done);
+        stats_.last_turn_ns.store(busy, std::memory_order_relaxed);
+        add(stats_.busy_ns, busy);
+        add(stats_.turns, 1);
+        const auto next = deferred_.empty() ? timers_.next() : done;
+        if (next != armed) {
+            armed = next;
+            if (next == clock::time_point::max()) {
+                driver.cancel();
+            } else {
+                driver.expires_at(next);
+                driver.async_wait(no_op);
+            }
+        }
+        if (io.stopped()) {
+            io.restart();
+        }
+        io.run_one();
+        if (armed != clock::time_point::max() && driver.expiry() <= clock::now()) {
+            armed = clock::time_point::max(); // the driver fired (or is about to): arm it again next turn
+        }
+        add(stats_.asleep_ns, ns_between(done, clock::now()));
+    }
+    on_asio_.store(false, std::memory_order_release);
+    driver.cancel();
+    io.poll(); // lets cancelled operations finish with operation_aborted while their owners still exist
+}
+
+bool loop::work(clock::time_point now) {
+    timers_.run_due(now);
+    if (has_posted_.load(std::memory_order_acquire)) {
+        run_posted();
+    }
+    while (!deferred_.empty()) {
+        running_.swap(deferred_);
+        for (auto& fn : running_) {
+            fn();
+        }
+        running_.clear();
+    }
+    return !stopping_.load(std::memory_order_acquire);
+}
+
+void loop::run_posted() {
+    {
+        const std::lock_guard lock(posted_mutex_);
+        has_posted_.store(false, std::memory_order_relaxed);
+        deferred_.insert(deferred_.end(), std::make_move_iterator(posted_.begin()),
+                         std::make_move_iterator(posted_.end()));
+        posted_.clear();
     }
 }
 
+void loop::stop() {
+    stopping_.store(true, std::memory_order_release);
+    wake();
+}
+
 void loop::post(std::function<void()> fn) {
-    boost::asio::post(*context_, std::move(fn));
-    if (current_loop != this) {
-        if (uring* r = wakeable_.load(std::memory_order_acquire)) {
-            r->wake(); // a loop asleep in io_uring_enter hears of Asio's queue only this way
-        }
+    if (current_loop == this) {
+        deferred_.push_back(std::move(fn));
+        return;
+    }
+    {
+        const std::lock_guard lock(posted_mutex_);
+        posted_.push_back(std::move(fn));
+        has_posted_.store(true, std::memory_order_release);
+    }
+    wake();
+}
+
+void loop::defer(std::function<void()> fn) {
+    deferred_.push_back(std::move(fn));
+}
+
+void loop::wake() noexcept {
+    if (uring* r = wakeable_.load(std::memory_order_acquire)) {
+        r->wake();
+    } else if (on_asio_.load(std::memory_order_acquire)) {
+        boost::asio::post(*context_, [] {}); // ends run_one()'s sleep: Asio's own wake-up
     }
 }
 
@@ -153,18 +289,13 @@ void loop::remove_tick(std::size_t id) {
 void loop::do_tick() {
     now_ = clock::now();
     refresh_date();
+    ticker_->arm(ticker_->deadline() + std::chrono::seconds{1}, [this] { do_tick(); });
     // Index loop: a tick may add or remove ticks.
     for (std::size_t i = 0; i < ticks_.size(); ++i) {
         if (ticks_[i]) {
             ticks_[i](now_);
         }
     }
-    ticker_->timer.expires_at(ticker_->timer.expiry() + std::chrono::seconds{1});
-    ticker_->timer.async_wait([this](const boost::system::error_code& ec) {
-        if (!ec) {
-            do_tick();
-        }
-    });
 }
 
 void loop::refresh_date() {

@@ -1,10 +1,15 @@
-// An event loop: one thread, one io_context, a once-a-second tick, and the cached Date header.
+// An event loop: one thread, its timers, a queue other threads post to (which always wakes it), a once-a-second
+// tick with the cached Date header, and the backend it sleeps in: its io_uring, or Asio's reactor without one.
 #pragma once
+
+#include "net/timer.hpp"
 
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -23,9 +28,32 @@ public:
     virtual ~loop_local() = default;
 };
 
-using clock = std::chrono::steady_clock;
+// What a loop has done, updated once per turn on its thread and readable from any (relaxed atomics): a watchdog
+// sees a loop that stopped turning, or whose turns grew long.
+struct turn_stats {
+    std::atomic<std::uint64_t> turns{0};
+    std::atomic<std::uint64_t> last_turn_ns{0}; // time spent working in the latest turn, sleep excluded
+    std::atomic<std::uint64_t> busy_ns{0};      // all turns' work
+    std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work
+    std::atomic<std::int64_t> heartbeat_ns{0};  // steady_clock time of the latest turn's start
+};
 
-// Everything a loop owns is touched only by its own thread; other threads may only post() to it.
+class loop;
+
+// A way to post to a loop that may be gone: posts after the loop's destruction are dropped. For threads that
+// outlive what they work for (the blocking pool).
+class loop_mailbox {
+public:
+    // Runs `fn` on the loop's thread, as loop::post does; returns false (dropping `fn`) when the loop is gone.
+    bool post(std::function<void()> fn);
+
+private:
+    friend class loop;
+    std::mutex mutex_;
+    loop* target_ = nullptr;
+};
+
+// Everything a loop owns is touched only by its own thread; other threads may only post() to it or stop() it.
 // Objects bound to a loop (connections, timers, handlers' coroutines) never change thread.
 class loop {
 public:
@@ -35,76 +63,95 @@ public:
     loop& operator=(const loop&) = delete;
 
     unsigned index() const noexcept { return index_; }
-    // For objects of this loop, used on its thread only: other threads go through post() and stop(), which
-    // wake a loop asleep in io_uring_enter (Asio's own wake-up is not heard there).
-    boost::asio::io_context& context() noexcept { return *context_; }
 
     // The loop running on this thread, or nullptr off a loop thread.
     static loop* current() noexcept;
 
     // Runs the loop on the calling thread until stop(). Opens the loop's io_uring first unless disable_ring()
-    // was called.
+    // was called or io_uring is unavailable; without it, Asio's reactor runs the loop (context()).
     void run();
-    // Stops the loop; safe from any thread.
+    // Stops the loop after the current turn; safe from any thread.
     void stop();
-    // Runs `fn` on the loop's thread; safe from any thread while the loop exists (not during ~loop).
+    // Runs `fn` on the loop's thread, after what runs now; safe from any thread while the loop exists (not
+    // during ~loop), and always wakes a sleeping loop at once. From the loop's own thread it is defer().
     void post(std::function<void()> fn);
+    // On the loop's thread: runs `fn` in this turn, after the callback that called it, before the loop sleeps.
+    void defer(std::function<void()> fn);
+    // For threads that may outlive the loop.
+    std::shared_ptr<loop_mailbox> mailbox() const noexcept { return mailbox_; }
+
+    // This loop's timers (timer.hpp); used on its thread.
+    timer_queue& timers() noexcept { return timers_; }
 
     // The current time as an HTTP date (IMF-fixdate, RFC 9110 §5.6.7), refreshed each tick: 29 bytes.
     std::string_view http_date() const noexcept { return {date_, date_length}; }
     // The time of the latest tick; coarse, for timeouts.
     clock::time_point now() const noexcept { return now_; }
 
-    // Where a search for Asio's epoll instance starts: the lowest descriptor number that was free just before
-    // the loop made Asio open it.
-    int reactor_fd_hint() const noexcept { return reactor_fd_hint_; }
-
     // This loop's io_uring, opened on first use; nullptr when io_uring is unavailable here (see
-    // uring::available()). Call on the loop's thread, or before it runs.
+    // uring::available()) or disable_ring() was called. Call on the loop's thread, or before it runs.
     uring* ring();
     // From now on ring() returns nullptr: everything on this loop uses Asio's reactor (a server run with
     // --io epoll says so for the clients its handlers use). Call before the loop runs.
     void disable_ring() noexcept { ring_tried_ = true; }
-
-    // Work that Asio completes from a thread of its own (a name resolution) cannot wake a loop asleep in
-    // io_uring_enter: while any is counted here, the loop looks for it every millisecond.
-    void foreign_work_started() noexcept { ++foreign_work_; }
-    void foreign_work_finished() noexcept { --foreign_work_; }
-    unsigned foreign_work() const noexcept { return foreign_work_; }
+    // Asio's io_context, for the sockets of a loop without a ring (created on first use). TODO(#12): replaced by
+    // the project's own epoll backend.
+    boost::asio::io_context& context();
 
     // The state `key` keeps on this loop, or nullptr. Looked up linearly: a loop holds a handful.
     loop_local* local(const void* key) const noexcept;
     // Stores `state` under `key` (replacing any); it lives until the loop is destroyed, and is destroyed on
-    // the loop's thread before the loop's io_uring and io_context, so it may own sockets and timers.
+    // the loop's thread before the loop's io_uring and timers, so it may own sockets and timers.
     loop_local& set_local(const void* key, std::unique_ptr<loop_local> state);
-    // Destroys the state under `key`, if any. Not from inside that state's own code (post it instead).
+    // Destroys the state under `key`, if any. Not from inside that state's own code (defer it instead).
     void erase_local(const void* key);
 
     // Calls `fn(now)` once a second on this loop until the loop stops. Returns an id for remove_tick.
     std::size_t add_tick(std::function<void(clock::time_point)> fn);
     void remove_tick(std::size_t id);
 
+    const turn_stats& stats() const noexcept { return stats_; }
+
+    // Keeps `thing` alive until take_kept() hands it back or the loop ends (after its ring is gone): for an object
+    // that an operation in flight refers to, whatever happens to its owner meanwhile. On the loop's thread.
+    void keep_alive(std::shared_ptr<void> thing);
+    std::shared_ptr<void> take_kept(const void* thing) noexcept;
+
 private:
     static constexpr std::size_t date_length = 29;
 
     void do_tick();
     void refresh_date();
-
-    static int lowest_free_fd() noexcept;
+    // One turn's work before sleeping: due timers, posted and deferred functions. Returns false once stopped.
+    bool work(clock::time_point now);
+    void run_posted();
+    void run_on_ring(uring& ring);
+    void run_on_asio();
+    void wake() noexcept;
 
     unsigned index_;
+    timer_queue timers_; // declared before everything that holds timers: destroyed after them
     std::unique_ptr<boost::asio::io_context> context_;
-    int reactor_fd_hint_; // the lowest free descriptor before the ticker made Asio open its reactor
-    struct ticker;
-    std::unique_ptr<ticker> ticker_;
-    std::unique_ptr<uring> ring_;           // declared after context_: destroyed before it
+    std::unique_ptr<uring> ring_;
     std::atomic<uring*> wakeable_{nullptr}; // ring_, for other threads' post() and stop()
+    std::atomic<bool> on_asio_{false};      // run() runs Asio's reactor: other threads wake it through Asio
     bool ring_tried_ = false;
-    unsigned foreign_work_ = 0;
+    std::atomic<bool> stopping_{false};
+
+    std::mutex posted_mutex_;
+    std::vector<std::function<void()>> posted_;
+    std::atomic<bool> has_posted_{false};
+    std::vector<std::function<void()>> deferred_;
+    std::vector<std::function<void()>> running_; // the batch being run, kept for its capacity
+    std::shared_ptr<loop_mailbox> mailbox_;
+
     std::vector<std::pair<const void*, std::unique_ptr<loop_local>>> locals_; // destroyed first (~loop)
+    std::vector<std::shared_ptr<void>> kept_;                                  // released after the ring
     std::vector<std::function<void(clock::time_point)>> ticks_;
+    std::unique_ptr<timer> ticker_;
     clock::time_point now_;
     char date_[date_length + 1] = {};
+    turn_stats stats_;
 };
 
 } // namespace hotpath::net

@@ -1,19 +1,20 @@
 // co_await sleep_for(d): suspends a coroutine on its own event loop's timer, without blocking the thread.
 #pragma once
 
+#include "net/timer.hpp"
+
 #include <chrono>
 #include <coroutine>
-#include <cstddef>
+#include <optional>
 
 namespace hotpath::net {
 
-// An awaitable timer on the current thread's loop (loop::current(); must be awaited on a loop thread).
-// The timer lives inside the awaitable, so a sleep allocates nothing beyond Asio's recycled handler memory.
+// An awaitable timer on the current thread's loop (loop::current(); must be awaited on a loop thread). The timer
+// lives inside the awaitable, in the coroutine's frame: a sleep allocates nothing. Destroying the suspended
+// coroutine (how a request is cancelled) cancels the timer with it.
 class sleep_awaitable {
 public:
-    static constexpr std::size_t timer_bytes = 128; // holds a boost::asio::steady_timer
     explicit sleep_awaitable(std::chrono::nanoseconds duration) noexcept : duration_(duration) {}
-    ~sleep_awaitable();
     sleep_awaitable(const sleep_awaitable&) = delete;
     sleep_awaitable& operator=(const sleep_awaitable&) = delete;
 
@@ -23,8 +24,7 @@ public:
 
 private:
     std::chrono::nanoseconds duration_;
-    bool constructed_ = false;
-    alignas(16) std::byte timer_[timer_bytes];
+    std::optional<timer> timer_;
 };
 
 inline sleep_awaitable sleep_for(std::chrono::nanoseconds duration) noexcept {

@@ -3,6 +3,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string_view>
 #include <system_error>
 
@@ -54,5 +55,11 @@ public:
     // receive already took from the socket but not yet delivered are not. After close(): end.
     virtual peeked peek() noexcept = 0;
 };
+
+class loop;
+
+// The transport for the connected socket `fd` (which it takes over) on `owner`: on the loop's io_uring, or Asio's
+// reactor on a loop without one. Call on the loop's thread.
+std::unique_ptr<transport> make_transport(loop& owner, int fd, transport_owner& user);
 
 } // namespace hotpath::net

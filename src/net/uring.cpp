@@ -1,23 +1,15 @@
-// The per-loop io_uring: setup, the provided-buffer ring, batched submission, and the loop that sleeps in
-// io_uring_enter and dispatches completions, giving Asio's reactor a turn when it has work.
+// The per-loop io_uring: setup, the provided-buffer ring, batched submission, the sleep in io_uring_enter and the
+// dispatch of completions.
 #include "net/uring.hpp"
 
 #include "net/loop.hpp"
 
-#include <boost/asio/detail/call_stack.hpp>
-#include <boost/asio/detail/scheduler.hpp>
-#include <boost/asio/detail/scheduler_thread_info.hpp>
-#include <boost/asio/detail/thread_context.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/posix/stream_descriptor.hpp>
 
 #include <liburing.h>
-#include <poll.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -26,15 +18,12 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <optional>
 
 namespace hotpath::net {
 
 namespace {
 
 constexpr int buffer_group = 0;
-// While Asio may have work no wake-up would announce (see run()), sleeps last at most this long.
-constexpr long blind_sleep_ns = 1'000'000;
 
 std::error_code errno_code(int e) {
     return {e, std::system_category()};
@@ -63,33 +52,36 @@ struct uring::state {
     unsigned buffer_count = 0;
     unsigned buffer_bytes = 0;
     int mask = 0;
-    bool enabled = false;    // IORING_SETUP_R_DISABLED until run() enables it on the loop's thread
-    bool running = false;    // inside run()
-    bool reaping = false;    // completions are being dispatched
-    bool asio_ready = false; // Asio's reactor has events, or a wake-up came: poll it before sleeping
-    bool asio_watched = false;
+    bool enabled = false; // IORING_SETUP_R_DISABLED until the loop's thread enables it
+    bool reaping = false; // completions are being dispatched
     bool wake_watched = false;
-    int reactor_fd = -1; // Asio's epoll instance, watched through the ring; -1 when it cannot be
-    int wake_fd = -1;    // eventfd written by wake()
+    int wake_fd = -1; // eventfd written by wake()
     std::uint64_t wake_count = 0;
+    bool alarm_watched = false;
+    int alarm_fd = -1; // timerfd (CLOCK_MONOTONIC, steady_clock's) set to the loop's next deadline
+    std::uint64_t alarm_count = 0;
+    std::chrono::steady_clock::time_point alarm_at = std::chrono::steady_clock::time_point::max();
     struct op : uring_op {
         uring* self = nullptr;
     };
-    op reactor_op; // multishot poll of reactor_fd
-    op wake_op;    // read of wake_fd
+    op wake_op;  // read of wake_fd
+    op alarm_op; // read of alarm_fd
 };
 
 uring::uring(loop& owner) : owner_(owner), state_(std::make_unique<state>()) {
-    state_->reactor_op.fn = &uring::on_reactor;
-    state_->reactor_op.self = this;
     state_->wake_op.fn = &uring::on_wake;
     state_->wake_op.self = this;
+    state_->alarm_op.fn = &uring::on_alarm;
+    state_->alarm_op.self = this;
 }
 
 uring::~uring() {
     auto& s = *state_;
     if (s.wake_fd >= 0) {
         ::close(s.wake_fd);
+    }
+    if (s.alarm_fd >= 0) {
+        ::close(s.alarm_fd);
     }
     if (s.ring_ready) {
         if (s.buffers_ring != nullptr) {
@@ -204,26 +196,30 @@ result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsign
     if (s.wake_fd < 0) {
         return errno_code(errno);
     }
+    s.alarm_fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (s.alarm_fd < 0) {
+        return errno_code(errno);
+    }
     return u;
 }
 
+// A full submission queue is submitted to make room: back-pressure, not an error. Before the loop's thread has
+// enabled the ring nothing can be submitted; the queue holds far more than is prepared before a loop runs (its
+// listener's accept), so a full one there ends the process with a message rather than losing an operation.
 io_uring_sqe* uring::get_sqe() {
     auto& s = *state_;
     io_uring_sqe* sqe = io_uring_get_sqe(&s.ring);
-    if (sqe == nullptr) {
-        io_uring_submit(&s.ring);
+    for (int tries = 0; sqe == nullptr && s.enabled && tries < 3; ++tries) {
+        const int r = io_uring_submit(&s.ring);
+        if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR) {
+            std::fprintf(stderr, "hotpath: io_uring submission failed: %s\n", std::strerror(-r));
+            std::abort();
+        }
         sqe = io_uring_get_sqe(&s.ring);
     }
-    if (sqe == nullptr && s.running) {
+    if (sqe == nullptr) {
         std::fprintf(stderr, "hotpath: io_uring submission queue full and not submittable\n");
         std::abort();
-    }
-    if (sqe == nullptr) {
-        // A full queue while the loop does not run (a disabled ring cannot submit, nor can another thread
-        // once the loop's thread is its issuer): only when a loop ends with hundreds of connections left,
-        // which are closed without the ring. The operation is written into a slot nobody reads.
-        static thread_local io_uring_sqe discarded;
-        sqe = &discarded;
     }
     return sqe;
 }
@@ -245,6 +241,12 @@ void uring::send(int fd, const void* data, std::size_t bytes, uring_op* op) {
 void uring::accept_multishot(int fd, uring_op* op) {
     io_uring_sqe* sqe = get_sqe();
     io_uring_prep_multishot_accept(sqe, fd, nullptr, nullptr, SOCK_CLOEXEC);
+    io_uring_sqe_set_data(sqe, op);
+}
+
+void uring::connect(int fd, const sockaddr* to, socklen_t length, uring_op* op) {
+    io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_connect(sqe, fd, to, length);
     io_uring_sqe_set_data(sqe, op);
 }
 
@@ -293,86 +295,6 @@ void uring::wake() noexcept {
     [[maybe_unused]] const auto n = ::write(state_->wake_fd, &one, sizeof(one));
 }
 
-namespace {
-
-// The epoll instance of Asio's reactor: the only one in the process whose interest list holds a probe
-// descriptor just registered with Asio, so the only descriptor on which removing the probe succeeds (others
-// answer EBADF, EINVAL or ENOENT). The search starts at `hint`, the lowest free number when Asio opened it, so
-// it ends after a few system calls however many loops the process has; then it wraps around. -1 if not found.
-int find_reactor_fd(boost::asio::io_context& io, int hint) {
-    const int probe = ::eventfd(0, EFD_CLOEXEC);
-    if (probe < 0) {
-        return -1;
-    }
-    boost::asio::posix::stream_descriptor d(io);
-    boost::system::error_code ec;
-    d.assign(probe, ec);
-    if (ec) {
-        ::close(probe);
-        return -1;
-    }
-    rlimit limit{};
-    const int last =
-        ::getrlimit(RLIMIT_NOFILE, &limit) == 0 ? static_cast<int>(std::min<rlim_t>(limit.rlim_cur, 1 << 16)) : 1024;
-    int found = -1;
-    epoll_event unused{};
-    hint = std::clamp(hint, 0, last);
-    for (int i = 0; i < last && found < 0; ++i) {
-        const int fd = (hint + i) % last;
-        if (fd != probe && ::epoll_ctl(fd, EPOLL_CTL_DEL, probe, &unused) == 0) {
-            found = fd;
-        }
-    }
-    d.close(ec); // Asio's own removal finds the probe gone already: ENOENT, which it ignores
-    return found;
-}
-
-// Enters the calling thread in Asio's call stack as a thread running `io`, as io_context::run does, for as long
-// as it lives: handlers Asio queues meanwhile go to `info`'s private queue. What is left there at the end is
-// handed to the scheduler, as run() would.
-class asio_thread {
-public:
-    explicit asio_thread(boost::asio::io_context& io)
-        : scheduler_(boost::asio::use_service<boost::asio::detail::scheduler>(io)) {
-        info.private_outstanding_work = 0;
-        entered_.emplace(&scheduler_, info);
-    }
-    ~asio_thread() {
-        entered_.reset(); // out of the call stack first, so the queue goes to the scheduler's shared one
-        hand_over_work();
-        scheduler_.post_deferred_completions(info.private_op_queue);
-    }
-    asio_thread(const asio_thread&) = delete;
-    asio_thread& operator=(const asio_thread&) = delete;
-
-    // The work counted for privately queued handlers moves to the scheduler, ahead of the handlers themselves.
-    void hand_over_work() noexcept {
-        for (; info.private_outstanding_work > 0; --info.private_outstanding_work) {
-            scheduler_.work_started();
-        }
-    }
-
-    boost::asio::detail::scheduler_thread_info info;
-
-private:
-    using call_stack =
-        boost::asio::detail::call_stack<boost::asio::detail::thread_context, boost::asio::detail::thread_info_base>;
-    boost::asio::detail::scheduler& scheduler_;
-    std::optional<call_stack::context> entered_;
-};
-
-} // namespace
-
-void uring::watch_asio() {
-    auto& s = *state_;
-    if (s.reactor_fd >= 0 && !s.asio_watched) {
-        s.asio_watched = true;
-        io_uring_sqe* sqe = get_sqe();
-        io_uring_prep_poll_multishot(sqe, s.reactor_fd, POLLIN);
-        io_uring_sqe_set_data(sqe, &s.reactor_op);
-    }
-}
-
 void uring::watch_wake() {
     auto& s = *state_;
     if (s.wake_watched) {
@@ -384,104 +306,100 @@ void uring::watch_wake() {
     io_uring_sqe_set_data(sqe, &s.wake_op);
 }
 
-// Asio's epoll instance has events: poll Asio before sleeping again. A poll that ended is armed again, unless
-// the instance cannot be polled, and then the loop looks every millisecond (blind()).
-void uring::on_reactor(uring_op* o, int res, unsigned flags) {
-    uring& u = *static_cast<state::op*>(o)->self;
-    auto& s = *u.state_;
-    s.asio_ready = true;
-    if ((flags & IORING_CQE_F_MORE) == 0) {
-        s.asio_watched = false;
-        if (res < 0 && res != -ECANCELED) {
-            s.reactor_fd = -1;
-        }
-        u.watch_asio();
-    }
-}
-
-// Another thread posted or stopped: poll Asio, and read the next wake-up.
+// Another thread posted or stopped: the loop's turn looks at its queue; read the next wake-up.
 void uring::on_wake(uring_op* o, int, unsigned) {
     uring& u = *static_cast<state::op*>(o)->self;
-    u.state_->asio_ready = true;
     u.state_->wake_watched = false;
     u.watch_wake();
 }
 
-// Whether Asio may have work that no completion would announce: its epoll instance is not watched, or a name
-// resolution is pending.
-bool uring::blind() const noexcept {
-    return state_->reactor_fd < 0 || owner_.foreign_work() > 0;
+void uring::watch_alarm() {
+    auto& s = *state_;
+    if (s.alarm_watched) {
+        return;
+    }
+    s.alarm_watched = true;
+    io_uring_sqe* sqe = get_sqe();
+    io_uring_prep_read(sqe, s.alarm_fd, &s.alarm_count, sizeof(s.alarm_count), 0);
+    io_uring_sqe_set_data(sqe, &s.alarm_op);
 }
 
-// One thread, two sources of work: this ring's completions, and Asio's handlers (timers, posts, sockets Asio
-// still owns while they connect). The thread sleeps in io_uring_enter, never in epoll_wait: Asio's epoll
-// instance is polled through the ring, so its events end the sleep, and Asio runs (io_context::poll) only when
-// it has something to do. That saves an epoll_wait per wake-up, and lets the ring defer task work.
-//
-// What Asio queues while completions are dispatched outside its run() (a timer cancelled, a socket closed, a
-// post) would wait in its queue unseen: so this thread is entered in Asio's call stack as a thread of the
-// io_context, as run() would do, and those handlers go to its private queue, which is looked at after each
-// batch and handed over by the nested poll() (Asio's detail API, Boost 1.81; tests cover each path). Other
-// threads reach a sleeping loop through wake(); the one exception, a name resolution Asio completes from its own
-// thread, is counted by loop::foreign_work_started() and looked for every millisecond.
-void uring::run() {
-    auto& s = *state_;
-    auto& io = owner_.context();
-    if (!s.enabled) {
-        // Not io_uring_enable_rings(): liburing 2.3's shared library lacks it.
-        if (::syscall(__NR_io_uring_register, s.ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0) {
-            std::fprintf(stderr, "hotpath: cannot enable io_uring: %s\n", std::strerror(errno));
-            std::abort();
-        }
-        s.enabled = true;
-    }
-    if (s.reactor_fd < 0) {
-        s.reactor_fd = find_reactor_fd(io, owner_.reactor_fd_hint());
-    }
-    watch_asio();
-    watch_wake();
+// The deadline passed: the loop's turn runs its due timers and sets the next one.
+void uring::on_alarm(uring_op* o, int, unsigned) {
+    uring& u = *static_cast<state::op*>(o)->self;
+    u.state_->alarm_watched = false;
+    u.state_->alarm_at = std::chrono::steady_clock::time_point::max();
+    u.watch_alarm();
+}
 
-    // Asio goes first: what was queued before run(), or left by an earlier run, is not announced again.
-    s.asio_ready = true;
-    const flag_scope running(s.running);
-    asio_thread in_asio(io);
-    // The loop's 1 s tick keeps Asio's work count above zero, so poll() never stops the context on its own
-    // while ring operations (which Asio does not count) are in flight.
-    for (;;) {
-        if (s.asio_ready || blind() || !in_asio.info.private_op_queue.empty()) {
-            s.asio_ready = false;
-            in_asio.hand_over_work();
-            io.poll(); // takes this thread's private queue first (it supports nested calls)
+void uring::set_alarm(std::chrono::steady_clock::time_point at) {
+    auto& s = *state_;
+    if (at == s.alarm_at) {
+        return;
+    }
+    s.alarm_at = at;
+    itimerspec when{};
+    if (at != std::chrono::steady_clock::time_point::max()) {
+        const auto ns = std::max<std::int64_t>(1, at.time_since_epoch().count()); // 0 would disarm
+        when.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
+        when.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
+    }
+    ::timerfd_settime(s.alarm_fd, TFD_TIMER_ABSTIME, &when, nullptr);
+}
+
+// The single issuer of a ring opened with SINGLE_ISSUER is the thread that enables it: the loop's, even when the
+// ring was opened by server::start on the main thread.
+void uring::enable() {
+    auto& s = *state_;
+    if (s.enabled) {
+        return;
+    }
+    // Not io_uring_enable_rings(): liburing 2.3's shared library lacks it.
+    if (::syscall(__NR_io_uring_register, s.ring.ring_fd, IORING_REGISTER_ENABLE_RINGS, nullptr, 0) < 0) {
+        std::fprintf(stderr, "hotpath: cannot enable io_uring: %s\n", std::strerror(errno));
+        std::abort();
+    }
+    s.enabled = true;
+    watch_wake();
+    watch_alarm();
+}
+
+void uring::wait(std::chrono::steady_clock::time_point deadline) {
+    auto& s = *state_;
+    enable();
+    int r = 0;
+    for (int tries = 0; tries < 3; ++tries) {
+        if (deadline == std::chrono::steady_clock::time_point::max()) {
+            r = io_uring_submit_and_wait(&s.ring, 1);
+        } else {
+            const auto left = std::max(std::chrono::nanoseconds{}, deadline - std::chrono::steady_clock::now());
+            __kernel_timespec limit{static_cast<long long>(left.count() / 1'000'000'000),
+                                    static_cast<long long>(left.count() % 1'000'000'000)};
+            io_uring_cqe* first = nullptr;
+            r = io_uring_submit_and_wait_timeout(&s.ring, &first, 1, &limit, nullptr);
         }
-        if (io.stopped()) {
-            io_uring_submit(&s.ring); // what the last turn prepared, closes included
+        // A signal, a deadline, or the kernel short of memory for a moment: the turn goes on (it reaps what
+        // there is and comes back). Anything else means the ring is broken.
+        if (r >= 0 || r == -EINTR || r == -ETIME || r == -EBUSY || r == -EAGAIN) {
             return;
         }
-        do_wait();
-        do_reap();
+        if (r != -ENOMEM) {
+            break;
+        }
     }
+    std::fprintf(stderr, "hotpath: io_uring_enter failed: %s\n", std::strerror(-r));
+    std::abort();
 }
 
-// Submits what was prepared and sleeps until a completion arrives; with nothing to announce Asio's work, for a
-// millisecond at most.
-void uring::do_wait() {
+void uring::flush() {
     auto& s = *state_;
-    int r = 0;
-    if (blind()) {
-        __kernel_timespec limit{0, blind_sleep_ns};
-        io_uring_cqe* first = nullptr;
-        r = io_uring_submit_and_wait_timeout(&s.ring, &first, 1, &limit, nullptr);
-    } else {
-        r = io_uring_submit_and_wait(&s.ring, 1);
-    }
-    if (r < 0 && r != -EINTR && r != -ETIME && r != -EBUSY && r != -EAGAIN) {
-        std::fprintf(stderr, "hotpath: io_uring_enter failed: %s\n", std::strerror(-r));
-        std::abort();
+    if (s.enabled) {
+        io_uring_submit(&s.ring);
     }
 }
 
 // Dispatches every completion in batches, each to its operation.
-void uring::do_reap() {
+void uring::reap() {
     auto& s = *state_;
     struct completion {
         uring_op* op;

@@ -1,13 +1,16 @@
 // One io_uring per loop: batched submissions, multishot receives into a provided-buffer ring, and the loop's
-// thread asleep in io_uring_enter with Asio's reactor watched through the ring.
+// thread asleep in io_uring_enter.
 #pragma once
 
 #include "core/result.hpp"
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string_view>
+
+#include <sys/socket.h>
 
 struct io_uring_sqe;
 
@@ -46,6 +49,8 @@ public:
     // Multishot accept on a listening socket: each completion's res is a new connected fd (SOCK_CLOEXEC), or
     // -errno; without IORING_CQE_F_MORE the accept has ended and must be re-armed.
     void accept_multishot(int fd, uring_op* op);
+    // Connects the non-blocking socket `fd` to `to` (which must stay valid until `op` completes; res is 0 or -errno).
+    void connect(int fd, const sockaddr* to, socklen_t length, uring_op* op);
     // Cancels every operation whose op is `target`; `op` completes when the cancel is done.
     void cancel(uring_op* target, uring_op* op);
     // Cancels every operation on `fd`; `op` completes when the cancel is done.
@@ -57,22 +62,27 @@ public:
     std::string_view buffer_data(unsigned flags, int res) const noexcept;
     void recycle(unsigned flags) noexcept;
 
-    // Runs the owner's loop on the calling thread until its io_context stops: completions and Asio's handlers
-    // alike, asleep in io_uring_enter between them.
-    void run();
-    // Ends run()'s sleep; from any thread.
+    // The loop's turn (loop.cpp): reap() dispatches every completion that has arrived, each to its operation;
+    // wait() submits what was prepared and sleeps in one io_uring_enter until a completion arrives or
+    // `deadline` passes (time_point::max(): no deadline; a past one: no sleep, but task work still runs);
+    // flush() submits without waiting. On the loop's thread.
+    void reap();
+    void wait(std::chrono::steady_clock::time_point deadline);
+    void flush();
+    // Ends wait()'s sleep at `at` (time_point::max(): never) through a timerfd read on the ring: a deadline costs
+    // a system call only when it changes, not one timer set up and torn down in the kernel per sleep.
+    void set_alarm(std::chrono::steady_clock::time_point at);
+    // Ends wait()'s sleep; from any thread.
     void wake() noexcept;
 
 private:
     explicit uring(loop& owner);
     io_uring_sqe* get_sqe();
-    void watch_asio();
+    void enable();
     void watch_wake();
-    static void on_reactor(uring_op* o, int res, unsigned flags);
+    void watch_alarm();
     static void on_wake(uring_op* o, int res, unsigned flags);
-    bool blind() const noexcept;
-    void do_wait();
-    void do_reap();
+    static void on_alarm(uring_op* o, int res, unsigned flags);
 
     struct state;
     loop& owner_;

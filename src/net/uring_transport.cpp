@@ -3,8 +3,6 @@
 
 #include "net/loop.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 
 #include <liburing.h>
 #include <sys/socket.h>
@@ -138,7 +136,7 @@ void uring_transport::maybe_closed() {
     close_reported_ = true;
     ring_.close(fd_);
     fd_ = -1;
-    boost::asio::post(loop::current()->context(), [owner = &owner_] { owner->on_transport_closed(); });
+    loop::current()->defer([owner = &owner_] { owner->on_transport_closed(); });
 }
 
 } // namespace hotpath::net

@@ -81,12 +81,9 @@ struct server::impl {
             return;
         }
         // At the deadline, what is still running is cut (the loop then stops as the last connection goes).
-        w.drain_timer.expires_after(options.limits.drain_timeout);
-        w.drain_timer.async_wait([&w](const boost::system::error_code& ec) {
-            if (!ec) {
-                for (connection* c = w.first; c != nullptr; c = c->next) {
-                    c->abort();
-                }
+        w.drain_timer.arm_after(options.limits.drain_timeout, [&w] {
+            for (connection* c = w.first; c != nullptr; c = c->next) {
+                c->abort();
             }
         });
     }

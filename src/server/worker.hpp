@@ -3,9 +3,8 @@
 
 #include "net/listener.hpp"
 #include "net/loop.hpp"
+#include "net/timer.hpp"
 #include "server/stats.hpp"
-
-#include <boost/asio/steady_timer.hpp>
 
 #include <atomic>
 #include <memory>
@@ -18,7 +17,7 @@ struct server_options;
 
 struct worker {
     worker(unsigned index, const app& r, const server_options& o, std::atomic<std::size_t>& open)
-        : loop(index), routes(r), options(o), open_connections(open), drain_timer(loop.context()) {}
+        : loop(index), routes(r), options(o), open_connections(open), drain_timer(loop) {}
 
     net::loop loop;
     const app& routes;
@@ -33,7 +32,7 @@ struct worker {
 
     bool use_uring = false; // accepted sockets go onto loop.ring()
     bool draining = false;
-    boost::asio::steady_timer drain_timer; // fires at the drain's deadline; declared after loop: destroyed first
+    net::timer drain_timer; // fires at the drain's deadline; declared after loop: destroyed first
 
     // Called by a connection when it is destroyed: ends the loop when draining and none are left.
     void on_connection_gone();

@@ -3,10 +3,8 @@
 
 #include "core/task.hpp"
 #include "net/loop.hpp"
+#include "net/timer.hpp"
 #include "support/test_server.hpp"
-
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/steady_timer.hpp>
 
 #include <chrono>
 #include <optional>
@@ -27,12 +25,8 @@ std::optional<T> run_on_loop(task<T> t, std::chrono::milliseconds limit = std::c
         slot.emplace(co_await std::move(inner));
         l.stop();
     }(std::move(t), out, loop);
-    boost::asio::steady_timer guard(loop.context(), limit);
-    guard.async_wait([&loop](const boost::system::error_code& ec) {
-        if (!ec) {
-            loop.stop();
-        }
-    });
+    net::timer guard(loop);
+    guard.arm_after(limit, [&loop] { loop.stop(); });
     loop.post([&body] { (void)body.start([](void*) noexcept {}, nullptr); });
     loop.run();
     return out;

@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# A/B of two hotpath binaries in one sitting: requests per server CPU-second, alternating which goes first.
+# Server pinned to CPU 0, wrk to CPU 1. Usage: bench/binary_ab.sh OLD_BINARY NEW_BINARY
+# Env: PAIRS (5) DURATION (5s) CONNECTIONS (64) PATHS ("/plaintext /json") IO (auto).
+set -euo pipefail
+OLD=${1:?old binary} NEW=${2:?new binary}
+PAIRS=${PAIRS:-5} DURATION=${DURATION:-5s} CONNECTIONS=${CONNECTIONS:-64} PATHS=${PATHS:-"/plaintext /json"}
+IO=${IO:-auto}
+for tool in wrk taskset awk sort python3; do
+  command -v "$tool" >/dev/null || { echo "binary_ab: missing tool: $tool" >&2; exit 2; }
+done
+TCK=$(getconf CLK_TCK)
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+TMP=$(mktemp -d /tmp/binary_ab.XXXXXX)
+PID=
+cleanup() { [[ -n $PID ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; rm -rf "$TMP"; }
+trap cleanup EXIT
+
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
+
+# run BINARY PATH -> prints requests per server CPU-second
+run() {
+  taskset -c 0 "$1" serve platform --port "$PORT" --threads 1 --io "$IO" >"$TMP/server.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 50); do grep -q serving "$TMP/server.log" && break; sleep 0.05; done
+  taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PORT$2" >/dev/null # warm-up
+  local before after
+  before=$(cpu_ticks "$PID")
+  taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" "http://127.0.0.1:$PORT$2" >"$TMP/wrk.txt"
+  after=$(cpu_ticks "$PID")
+  kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
+  local requests
+  requests=$(awk '/requests in/ {print $1}' "$TMP/wrk.txt")
+  awk -v r="$requests" -v t="$((after - before))" -v hz="$TCK" 'BEGIN { printf "%.0f\n", r / (t / hz) }'
+}
+
+median() { sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+echo "binary_ab: $(date -u +%FT%TZ) PAIRS=$PAIRS DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$IO"
+for path in $PATHS; do
+  : >"$TMP/ratios"
+  for ((i = 1; i <= PAIRS; i++)); do
+    if ((i % 2)); then a=$(run "$OLD" "$path"); b=$(run "$NEW" "$path"); else b=$(run "$NEW" "$path"); a=$(run "$OLD" "$path"); fi
+    ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')
+    echo "$ratio" >>"$TMP/ratios"
+    echo "  $path pair $i: old $a, new $b req/CPU-s: new/old $ratio" >&2
+  done
+  echo "$path: median new/old $(median <"$TMP/ratios") over $PAIRS pairs ($(tr '\n' ' ' <"$TMP/ratios"))"
+done
