@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Builds and runs every test: release and ASan+UBSan builds under ctest, then each fuzzer for a bounded time.
+# Builds and runs every test: release and ASan+UBSan builds under ctest, the multi-threaded suites under TSan,
+# then each fuzzer for a bounded time.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -18,6 +19,15 @@ cmake --preset dev >/dev/null
 cmake --build --preset dev -j "$JOBS"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest --preset dev -j "$JOBS"
+
+if command -v clang++-14 >/dev/null 2>&1; then
+    # The suites with more than one thread (loops, posts from other threads, the blocking pool, load workers).
+    echo "== ThreadSanitizer build and the multi-threaded suites"
+    cmake --preset tsan >/dev/null
+    cmake --build --preset tsan -j "$JOBS" --target net_test server_test client_test load_test core_test
+    TSAN_OPTIONS=halt_on_error=1 ctest --preset tsan -j "$JOBS" \
+        -R '^(uring|epoll)\.|^(concurrency_test|http_date_test|plan_test|options_test|load_test|load_json|scenario_test)\.'
+fi
 
 if command -v clang++-14 >/dev/null 2>&1; then
     echo "== fuzzers, ${FUZZ_SECONDS}s each"

@@ -108,7 +108,7 @@ loop_local& loop::set_local(const void* key, std::unique_ptr<loop_local> state) 
 uring* loop::ring() {
     if (!ring_tried_) {
         ring_tried_ = true;
-        if (auto r = uring::open(*this)) {
+        if (auto r = uring::open()) {
             ring_ = std::move(*r);
             wakeable_.store(ring_.get(), std::memory_order_release);
         }

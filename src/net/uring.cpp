@@ -68,7 +68,7 @@ struct uring::state {
     op alarm_op; // read of alarm_fd
 };
 
-uring::uring(loop& owner) : owner_(owner), state_(std::make_unique<state>()) {
+uring::uring() : state_(std::make_unique<state>()) {
     state_->wake_op.fn = &uring::on_wake;
     state_->wake_op.self = this;
     state_->alarm_op.fn = &uring::on_alarm;
@@ -126,12 +126,12 @@ bool uring::available() noexcept {
     return ok;
 }
 
-result<std::unique_ptr<uring>> uring::open(loop& owner, unsigned entries, unsigned buffer_count,
+result<std::unique_ptr<uring>> uring::open(unsigned entries, unsigned buffer_count,
                                            unsigned buffer_bytes) {
     if (known_available.load(std::memory_order_relaxed) == 0) {
         return errno_code(ENOSYS);
     }
-    std::unique_ptr<uring> u(new uring(owner));
+    std::unique_ptr<uring> u(new uring());
     auto& s = *u->state_;
     io_uring_params params{};
     // The loop sleeps in io_uring_enter on its own thread (run()), so completions' task work can wait for it

@@ -31,7 +31,7 @@ public:
     // `entries` completions fit the completion queue, an eighth of that the submission queue. Receive
     // buffers: `buffer_count` (a power of two) of `buffer_bytes` each, shared by all receives. Fails (ENOSYS)
     // without the kernel features hotpath uses, and then available() says false.
-    static result<std::unique_ptr<uring>> open(loop& owner, unsigned entries = 4096, unsigned buffer_count = 256,
+    static result<std::unique_ptr<uring>> open(unsigned entries = 4096, unsigned buffer_count = 256,
                                                unsigned buffer_bytes = 4096);
     ~uring();
     uring(const uring&) = delete;
@@ -76,7 +76,7 @@ public:
     void wake() noexcept;
 
 private:
-    explicit uring(loop& owner);
+    uring();
     io_uring_sqe* get_sqe();
     void enable();
     void watch_wake();
@@ -85,7 +85,6 @@ private:
     static void on_alarm(uring_op* o, int res, unsigned flags);
 
     struct state;
-    loop& owner_;
     std::unique_ptr<state> state_;
 };
 

@@ -259,8 +259,11 @@ public:
     void on_transport_data(std::string_view) override { on_data_(); }
     void on_transport_end(std::error_code) override {}
     void on_transport_written(std::error_code) override {}
-    void on_transport_closed() override {}
+    void on_transport_closed() override { closed = true; }
+    // A transport is destroyed only once closed (transport.hpp): close, wait for `closed`, then reset.
+    void close() { transport_->close(); }
     void reset() { transport_.reset(); }
+    std::atomic<bool> closed{false};
 
 private:
     std::function<void()> on_data_;
@@ -306,6 +309,8 @@ TEST(loop_test, work_queued_by_a_completion_runs_at_once) {
         ASSERT_EQ(::write(theirs, "x", 1), 1);
         EXPECT_LT(wait_for(ran, t0), prompt);
         EXPECT_TRUE(ran);
+        l.call([&] { r.close(); });
+        EXPECT_LT(wait_for(r.closed, steady::now()), prompt);
         l.call([&] {
             r.reset();
             timer.reset();
@@ -404,7 +409,9 @@ std::pair<int, std::uint16_t> listening() {
 TEST(loop_test, connects_to_addresses_and_names_and_reports_failures) {
     running_loop l;
     l.start();
-    const auto [server, port] = listening();
+    const auto server_socket = listening(); // no structured bindings: lambdas capture the port (clang 14)
+    const int server = server_socket.first;
+    const std::uint16_t port = server_socket.second;
     ASSERT_GE(server, 0);
     struct outcome {
         std::atomic<bool> done{false};
@@ -435,8 +442,9 @@ TEST(loop_test, connects_to_addresses_and_names_and_reports_failures) {
     });
     EXPECT_FALSE(named->error) << named->error.message() << " (localhost may resolve to ::1 first; then 127.0.0.1)";
     EXPECT_GE(named->fd, 0);
-    const auto [closed, closed_port] = listening();
-    ::close(closed); // nothing listens there now
+    const auto closed_socket = listening();
+    const std::uint16_t closed_port = closed_socket.second;
+    ::close(closed_socket.first); // nothing listens there now
     const auto refused = attempt([&](net::connector& c, net::connector::done_fn done) {
         c.start(l.get(), "127.0.0.1", closed_port, std::move(done));
     });
