@@ -108,8 +108,8 @@ std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsign
     return index;
 }
 
-connection* worker::add_connection() {
-    connections_.push_back(std::make_unique<connection>(*this));
+load_connection* worker::add_connection() {
+    connections_.push_back(std::make_unique<load_connection>(*this));
     return connections_.back().get();
 }
 
@@ -155,7 +155,7 @@ std::uint64_t worker::connections_wanted() const noexcept {
     return to_send_ > waiting ? to_send_ - waiting : 0;
 }
 
-void worker::send_closed(connection& c, clock::time_point now) {
+void worker::send_closed(load_connection& c, clock::time_point now) {
     if (!may_send() || c.retire) {
         return;
     }
@@ -190,7 +190,7 @@ void worker::dispatch(clock::time_point scheduled) {
     }
 }
 
-void worker::on_ready(connection& c) {
+void worker::on_ready(load_connection& c) {
     if (plan_.open_model()) {
         // Past the end nothing more is sent: what is still pending is reported as never sent.
         if (!pending_.empty() && !finished_ && !stopping_) {
@@ -214,7 +214,7 @@ void worker::on_bytes(std::size_t bytes) {
     }
 }
 
-void worker::on_response(connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
+void worker::on_response(load_connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
                          unsigned status, std::string_view body) {
     const auto now = clock::now();
     live_.responses.fetch_add(1, std::memory_order_relaxed);
@@ -261,7 +261,7 @@ void worker::on_response(connection&, clock::time_point scheduled, clock::time_p
     }
 }
 
-void worker::on_error(connection&, error_class e, std::size_t lost_requests) {
+void worker::on_error(load_connection&, error_class e, std::size_t lost_requests) {
     const auto now = clock::now();
     if (now < warmup_end_ || finished_ || lost_requests == 0) {
         return;
@@ -284,7 +284,7 @@ void worker::on_connect_result(std::error_code ec) {
     }
 }
 
-void worker::on_gone(connection& c, bool failed) {
+void worker::on_gone(load_connection& c, bool failed) {
     if (finished_) {
         return;
     }

@@ -32,10 +32,10 @@ class worker;
 // A client connection of a worker. Sends the plan's request (or `pipeline` copies at once in the closed
 // model), reads responses with the project's response parser, and reports each to the worker. Reconnects
 // when the server closes or on an error. Lives on its worker's loop for the worker's whole life.
-class connection final : public net::transport_owner {
+class load_connection final : public net::transport_owner {
 public:
-    explicit connection(worker& owner) : owner_(owner) {}
-    ~connection();
+    explicit load_connection(worker& owner) : owner_(owner) {}
+    ~load_connection();
 
     void open();
     // Sends `count` copies of the next request of the plan (picked by weight) in one write; `scheduled` is when
@@ -101,16 +101,16 @@ public:
     results& result() noexcept { return results_; }
 
 private:
-    friend class connection;
+    friend class load_connection;
 
-    void on_response(connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
+    void on_response(load_connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
                      unsigned status, std::string_view body);
     void on_bytes(std::size_t bytes);
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
-    void on_error(connection& c, error_class e, std::size_t lost_requests);
+    void on_error(load_connection& c, error_class e, std::size_t lost_requests);
     void on_connect_result(std::error_code ec);
-    void on_ready(connection& c);
-    void on_gone(connection& c, bool failed);
+    void on_ready(load_connection& c);
+    void on_gone(load_connection& c, bool failed);
     void do_tick();
     void schedule_tick(clock::time_point now);
     // Open model: sets next_send_ to this worker's next arrival (time_point::max() when the plan has no more).
@@ -119,12 +119,12 @@ private:
     bool may_send() const noexcept;
     // Closed model: how many gone connections may be reopened now (one per request left with -n).
     std::uint64_t connections_wanted() const noexcept;
-    void send_closed(connection& c, clock::time_point now);
+    void send_closed(load_connection& c, clock::time_point now);
     void adjust_users(clock::time_point now);
     void check_timeouts(clock::time_point now);
     void check_done(clock::time_point now);
     void publish_second(clock::time_point now);
-    connection* add_connection();
+    load_connection* add_connection();
     // Picks the next request by weight; sets its bytes (rendering placeholders into `scratch` if needed).
     std::uint32_t pick(std::string& scratch, std::string_view& bytes, unsigned count);
     bool wants_body(std::uint32_t index) const noexcept { return prepared_[index].keeps_body; }
@@ -151,7 +151,7 @@ private:
     std::vector<prepared> prepared_;
     std::uint64_t rng_state_;
     std::size_t feed_row_ = 0;
-    std::vector<std::unique_ptr<connection>> connections_;
+    std::vector<std::unique_ptr<load_connection>> connections_;
     std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
     std::size_t max_connections_ = 0;
     unsigned users_ = 0;         // closed model without stages: this worker's virtual users

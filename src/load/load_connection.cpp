@@ -5,9 +5,9 @@
 
 namespace hotpath::load {
 
-connection::~connection() = default;
+load_connection::~load_connection() = default;
 
-void connection::open() {
+void load_connection::open() {
     if (connecting_ || connected_ || closing_) {
         return;
     }
@@ -15,7 +15,7 @@ void connection::open() {
     connector_.start(owner_.loop_, owner_.endpoint_, [this](int fd, std::error_code ec) { on_connected(fd, ec); });
 }
 
-void connection::on_connected(int fd, std::error_code ec) {
+void load_connection::on_connected(int fd, std::error_code ec) {
     connecting_ = false;
     if (ec != std::errc::operation_canceled) {
         owner_.on_connect_result(ec);
@@ -36,7 +36,7 @@ void connection::on_connected(int fd, std::error_code ec) {
     owner_.on_ready(*this);
 }
 
-void connection::send(clock::time_point scheduled, unsigned count) {
+void load_connection::send(clock::time_point scheduled, unsigned count) {
     std::string_view bytes;
     const std::uint32_t index = owner_.pick(rendered_, bytes, count);
     const auto now = clock::now();
@@ -47,13 +47,13 @@ void connection::send(clock::time_point scheduled, unsigned count) {
     transport_->write(bytes);
 }
 
-void connection::on_transport_written(std::error_code error) {
+void load_connection::on_transport_written(std::error_code error) {
     if (error && !closing_) {
         abort(error_class::write);
     }
 }
 
-void connection::on_transport_data(std::string_view bytes) {
+void load_connection::on_transport_data(std::string_view bytes) {
     if (closing_) {
         return;
     }
@@ -101,7 +101,7 @@ void connection::on_transport_data(std::string_view bytes) {
     in_.erase(0, pos);
 }
 
-void connection::complete_response() {
+void load_connection::complete_response() {
     const request_times times = in_flight_.front();
     in_flight_.pop_front();
     owner_.on_response(*this, times.scheduled, times.sent, times.index, head_.status, body_);
@@ -128,14 +128,14 @@ void connection::complete_response() {
 }
 
 // Keeps the start of the body when the request has a body check.
-void connection::keep_body(std::string_view bytes) {
+void load_connection::keep_body(std::string_view bytes) {
     constexpr std::size_t max_kept_bytes = 64 * 1024;
     if (!in_flight_.empty() && owner_.wants_body(in_flight_.front().index) && body_.size() < max_kept_bytes) {
         body_.append(bytes.substr(0, max_kept_bytes - body_.size()));
     }
 }
 
-void connection::on_transport_end(std::error_code) {
+void load_connection::on_transport_end(std::error_code) {
     if (closing_) {
         return;
     }
@@ -153,7 +153,7 @@ void connection::on_transport_end(std::error_code) {
     close_transport();
 }
 
-void connection::abort(error_class why) {
+void load_connection::abort(error_class why) {
     if (closing_ || (!connected_ && !connecting_)) {
         return;
     }
@@ -169,7 +169,7 @@ void connection::abort(error_class why) {
     close_transport();
 }
 
-void connection::close_transport() {
+void load_connection::close_transport() {
     if (closing_ || !connected_) {
         return;
     }
@@ -178,7 +178,7 @@ void connection::close_transport() {
     transport_->close();
 }
 
-void connection::on_transport_closed() {
+void load_connection::on_transport_closed() {
     transport_.reset();
     closing_ = false;
     in_.clear();
