@@ -203,7 +203,9 @@ void loop::run_on_asio() {
         if (io.stopped()) {
             io.restart();
         }
-        io.run_one();
+        if (io.run_one() != 0) {
+            io.poll(); // the other handlers already due, in the same turn
+        }
         if (armed != clock::time_point::max() && driver.expiry() <= clock::now()) {
             armed = clock::time_point::max(); // the driver fired (or is about to): arm it again next turn
         }
