@@ -12,28 +12,12 @@ public:
 
     std::string message(int value) const override {
         switch (static_cast<errc>(value)) {
-        case errc::ok:
-            return "success";
         case errc::bad_request:
             return "malformed HTTP message";
-        case errc::uri_too_long:
-            return "request line too long";
-        case errc::headers_too_large:
-            return "header section too large";
-        case errc::body_too_large:
-            return "body too large";
-        case errc::not_implemented:
-            return "not implemented";
-        case errc::version_not_supported:
-            return "HTTP version not supported";
         case errc::timeout:
             return "timed out";
         case errc::closed:
             return "connection closed";
-        case errc::shutting_down:
-            return "shutting down";
-        case errc::handler_failed:
-            return "handler failed";
         case errc::refused:
             return "connection refused";
         case errc::reset:

@@ -5,19 +5,13 @@
 
 namespace hotpath {
 
-// Every failure a hot path can report. Values are stable: reports and counters use them.
+// Every failure a hot path can report. Starts at 1: a std::error_code whose value is 0 means success. The numbers
+// are not persisted (reports and counters name failures, messages come from error_category()), so removing a
+// value may renumber the others.
 enum class errc {
-    ok = 0,
-    bad_request,       // malformed HTTP message (RFC 9112 syntax)
-    uri_too_long,      // request line over the limit
-    headers_too_large, // header section over the byte or field-count limit
-    body_too_large,    // body over the limit
-    not_implemented,   // unknown transfer coding or unsupported feature
-    version_not_supported,
-    timeout,        // a deadline passed
-    closed,         // the peer closed the connection
-    shutting_down,  // the server or client is stopping
-    handler_failed, // an exception escaped a handler
+    bad_request = 1, // malformed HTTP message (RFC 9112 syntax)
+    timeout,         // a deadline passed
+    closed,          // the peer closed the connection
     // The client's failures: each a distinct value a caller can branch on.
     refused,            // the peer refused the connection (nothing listens)
     reset,              // the peer reset the connection

@@ -7,7 +7,9 @@
 namespace hotpath {
 
 // Not thread-safe: acquire and release on the loop that owns it. Waiters are resumed in FIFO order, inline
-// from release(). Allocates nothing: each waiter's node lives in its awaiting coroutine's frame.
+// from release(). Allocates nothing: each waiter's node lives in its awaiting coroutine's frame. A waiter is not
+// taken off the queue when its coroutine is destroyed: a task must not be destroyed (cancelled, see task.hpp)
+// while it waits in acquire(), or release() resumes a freed frame.
 class async_semaphore {
 public:
     explicit async_semaphore(std::size_t permits) noexcept : permits_(permits) {}

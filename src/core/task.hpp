@@ -69,8 +69,21 @@ struct promise<void> final : promise_base {
 } // namespace detail
 
 // A unique owner of a coroutine frame. Started by co_await (symmetric transfer, no stack growth) or by
-// start() from non-coroutine code. Destroying a task destroys its frame; destroy only a task that is done
-// or was never started.
+// start() from non-coroutine code. Destroying a task (or reset()) destroys its frame: done, never started, or
+// suspended.
+//
+// Destroying a task while it is suspended is how a request is cancelled (a connection whose peer went away
+// drops its handler's task). What runs: the destructors of everything alive in the frame, innermost first —
+// its locals and parameters, and the awaitable it is suspended on, which undoes its wait (net::sleep_awaitable
+// destroys its timer, whose handler then sees operation_aborted and resumes nothing); a task it awaits is a
+// temporary in its frame, so that task's frame is destroyed too, and so on down the chain. What does not run:
+// the coroutine is never resumed, nothing after the suspension point runs (no co_return, no catch), and
+// on_done is never called. Who may do it: only the task's owner (the holder of the task object; for a task
+// being awaited, the awaiting coroutine, by being destroyed itself), on the event loop's thread that resumes
+// the task, and only while it is suspended: never from code running inside the task or inside anything it
+// awaits. An awaitable that a task may be destroyed in must undo its wait in its own destructor, as
+// sleep_awaitable does; one that does not (async_semaphore::acquire_awaiter, see semaphore.hpp) must not be
+// pending when the task is destroyed.
 template <typename T>
 class [[nodiscard]] task {
 public:
@@ -96,7 +109,8 @@ public:
     bool done() const noexcept { return handle_ && handle_.done(); }
 
     // Runs the coroutine until its first suspension. Returns true when it already finished; otherwise
-    // `on_done(context)` is called once it finishes (from the event loop that resumes it).
+    // `on_done(context)` is called once it finishes (from the event loop that resumes it), and never if the
+    // task is destroyed first.
     bool start(void (*on_done)(void*) noexcept, void* context) noexcept {
         handle_.resume();
         if (handle_.done()) {

@@ -4,10 +4,13 @@
 #include "core/when_all.hpp"
 #include "net/loop.hpp"
 #include "net/sleep.hpp"
+#include "support/loop_runner.hpp"
 
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace hotpath {
 namespace {
@@ -284,6 +287,56 @@ TEST(concurrency_test, semaphore_hands_permits_over_in_order) {
         co_return 0;
     }(order));
     EXPECT_EQ(order, (std::vector<int>{0, 1, 2, 3}));
+}
+
+// Destroying a suspended task is how a request is cancelled (task.hpp): the frame's locals are destroyed, the
+// awaited sleep cancels its timer, nothing after the suspension point runs, and the loop goes on.
+struct cancel_log {
+    std::vector<std::string> destroyed;
+    bool resumed = false;
+    bool done_reported = false;
+};
+
+struct frame_witness {
+    cancel_log& log;
+    std::string name;
+    frame_witness(cancel_log& l, std::string n) : log(l), name(std::move(n)) {}
+    frame_witness(const frame_witness&) = delete;
+    frame_witness& operator=(const frame_witness&) = delete;
+    ~frame_witness() { log.destroyed.push_back(name); }
+};
+
+task<void> sleeps_then_marks(std::chrono::milliseconds d, cancel_log& log) {
+    frame_witness w{log, "inner"};
+    co_await net::sleep_for(d);
+    log.resumed = true;
+}
+
+TEST(concurrency_test, destroying_a_suspended_task_cancels_it) {
+    cancel_log log;
+    // The owner, on the loop's thread: starts the victim, destroys it while it sleeps, then keeps the loop running
+    // past the sleep's deadline, so that a timer firing into the freed frame would show.
+    const auto t0 = std::chrono::steady_clock::now();
+    auto finished = test::run_on_loop([](cancel_log& lg) -> task<bool> {
+        // The victim awaits a child that sleeps 30 ms: destroying the victim destroys the child it awaits, too.
+        auto victim = [](cancel_log& l) -> task<void> {
+            frame_witness w{l, "outer"};
+            co_await sleeps_then_marks(30ms, l);
+            l.resumed = true;
+        }(lg);
+        EXPECT_FALSE(victim.start([](void* l) noexcept { static_cast<cancel_log*>(l)->done_reported = true; }, &lg));
+        co_await net::sleep_for(5ms);
+        EXPECT_TRUE(lg.destroyed.empty()) << "still suspended";
+        victim.reset();
+        EXPECT_EQ(lg.destroyed, (std::vector<std::string>{"inner", "outer"})) << "locals destroyed at once";
+        co_await net::sleep_for(60ms);
+        co_return true;
+    }(log));
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, 65ms) << "the loop ran past the cancelled sleep's deadline";
+    EXPECT_EQ(finished, true) << "the loop kept running";
+    EXPECT_FALSE(log.resumed) << "nothing after the co_await ran";
+    EXPECT_FALSE(log.done_reported) << "a destroyed task never reports done";
+    EXPECT_EQ(log.destroyed.size(), 2u) << "each local destroyed once";
 }
 
 } // namespace
