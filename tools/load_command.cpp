@@ -34,6 +34,7 @@ struct load_flags {
     std::string stages;
     std::string warmup;
     std::string json;
+    std::string io = "auto";
     bool quiet = false;
 
     void add_to(CLI::App& cmd) {
@@ -74,6 +75,9 @@ struct load_flags {
                            ->check(CLI::Range(100u, 599u)));
         cmd.add_option("--json", json, "Also write the results as JSON (schema hotpath-load/1) to this file");
         cmd.add_flag("-q,--quiet", quiet, "No progress display");
+        cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
+            ->default_str("auto")
+            ->check(CLI::IsMember({"auto", "uring", "epoll"}));
         cmd.add_option("--scenario", o.scenario,
                        "A scenario file (TOML, docs/scenarios.md): weighted requests, checks, a CSV feed, the load; "
                        "options given here override it")
@@ -121,6 +125,11 @@ struct load_flags {
         }
         if (given("--warmup")) {
             o.warmup = warmup;
+        }
+        if (given("--io")) {
+            o.io = io == "uring"   ? load::plan::io_choice::uring
+                   : io == "epoll" ? load::plan::io_choice::epoll
+                                   : load::plan::io_choice::automatic;
         }
     }
 };

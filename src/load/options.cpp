@@ -185,6 +185,9 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
     if (o.pipeline) {
         p.pipeline = *o.pipeline;
     }
+    if (o.io) {
+        p.io = *o.io;
+    }
     if (o.max_connections) {
         p.max_connections = *o.max_connections;
     }

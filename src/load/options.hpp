@@ -32,6 +32,7 @@ struct load_options {
     std::optional<std::string> warmup;
     std::vector<std::string> thresholds;
     std::vector<unsigned> expect_status;
+    std::optional<plan::io_choice> io;
 };
 
 // Who wrote the plan, so that a reason names what that writer typed: a flag (--rate) or a scenario key

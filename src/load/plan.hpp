@@ -102,6 +102,8 @@ struct plan {
     std::chrono::nanoseconds warmup{}; // results of this first period are left out of the report
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};
     bool keep_alive = true;
+    // Socket I/O of the workers' loops: io_uring where available (automatic), only io_uring, or epoll.
+    enum class io_choice : std::uint8_t { automatic, uring, epoll } io = io_choice::automatic;
     unsigned pipeline = 1;
 
     double rate = 0;              // > 0: open model at this many requests/s

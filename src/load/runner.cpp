@@ -5,6 +5,7 @@
 #include "load/worker.hpp"
 
 #include "net/connect.hpp"
+#include "net/uring.hpp"
 
 #include <fmt/core.h>
 
@@ -35,6 +36,10 @@ result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, 
         return std::make_error_code(std::errc::invalid_argument);
     }
     const net::endpoint endpoint = found->front();
+    if (p.io == plan::io_choice::uring && !net::uring::available()) {
+        why = "io_uring is not available here (--io uring); use --io auto or epoll";
+        return std::make_error_code(std::errc::function_not_supported);
+    }
 
     // SIGINT/SIGTERM end the run early; blocked before the workers start so only this thread sees them.
     sigset_t signals;

@@ -53,6 +53,9 @@ worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned c
         r.spec = std::move(spec);
         prepared_.push_back(std::move(r));
     }
+    if (p.io == plan::io_choice::epoll) {
+        loop_.disable_ring();
+    }
     rng_state_ = 0x9e3779b97f4a7c15ULL * (index + 1) ^ static_cast<std::uint64_t>(start.time_since_epoch().count());
     warmup_end_ = start_ + p.warmup;
     end_ = start_ + p.total_time();

@@ -17,6 +17,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace hotpath::net {
@@ -112,9 +113,20 @@ std::atomic<int> known_available{-1};
 
 } // namespace
 
+// HOTPATH_IO_URING=off makes the process behave as if the kernel had no io_uring: how the automatic fallback to
+// epoll is tested, and a way out should a kernel's io_uring misbehave.
+static bool disabled_by_environment() noexcept {
+    const char* v = std::getenv("HOTPATH_IO_URING");
+    return v != nullptr && std::strcmp(v, "off") == 0;
+}
+
 bool uring::available() noexcept {
     if (const int known = known_available.load(std::memory_order_relaxed); known >= 0) {
         return known == 1;
+    }
+    if (disabled_by_environment()) {
+        known_available.store(0, std::memory_order_relaxed);
+        return false;
     }
     io_uring ring{};
     bool ok = false;
@@ -128,7 +140,9 @@ bool uring::available() noexcept {
 
 result<std::unique_ptr<uring>> uring::open(unsigned entries, unsigned buffer_count,
                                            unsigned buffer_bytes) {
-    if (known_available.load(std::memory_order_relaxed) == 0) {
+    const int known = known_available.load(std::memory_order_relaxed);
+    if (known == 0 || (known < 0 && disabled_by_environment())) {
+        known_available.store(0, std::memory_order_relaxed);
         return errno_code(ENOSYS);
     }
     std::unique_ptr<uring> u(new uring());

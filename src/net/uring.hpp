@@ -38,7 +38,8 @@ public:
     uring& operator=(const uring&) = delete;
 
     // Whether io_uring with multishot receive and buffer rings works here (kernel 6.0+, not blocked by a
-    // sandbox). Known from the first open(), or probed once per process on a small ring of its own.
+    // sandbox, not turned off with HOTPATH_IO_URING=off in the environment). Probed once per process on a small
+    // ring of its own.
     static bool available() noexcept;
 
     // Multishot receive on `fd` into the buffer ring. Each completion with res > 0 carries a buffer: read it

@@ -213,5 +213,33 @@ TEST(load_cli_test, urls_with_ipv6_literals_and_fragments) {
     EXPECT_EQ(v6.wait_exit(), 0);
 }
 
+// Without io_uring (HOTPATH_IO_URING=off stands for a kernel or sandbox without it), `auto` falls back to epoll on
+// the server and the load generator alike, and asking for io_uring is a clear error.
+TEST(load_cli_test, without_io_uring_auto_falls_back_to_epoll) {
+    ::setenv("HOTPATH_IO_URING", "off", 1);
+    child server({"serve", "platform", "--port", "0", "--threads", "1"});
+    const std::string hello = server.line();
+    EXPECT_NE(hello.find("on epoll"), std::string::npos) << hello;
+    const auto port = port_from(hello);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/plaintext";
+    auto [code, out] = run({"load", url, "-n", "50", "-c", "2", "-q"});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("200: 50"), std::string::npos) << out;
+    std::tie(code, out) = run({"load", url, "-n", "50", "-c", "2", "-q", "--io", "uring"});
+    EXPECT_EQ(code, 1) << out;
+    EXPECT_NE(out.find("io_uring is not available here"), std::string::npos) << out;
+    std::tie(code, out) = run({"serve", "platform", "--port", "0", "--io", "uring"});
+    EXPECT_EQ(code, 1) << out;
+    EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+    ::unsetenv("HOTPATH_IO_URING");
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait_exit(), 0);
+    // And with io_uring back, auto uses it.
+    child ring({"serve", "platform", "--port", "0", "--threads", "1"});
+    EXPECT_NE(ring.line().find("on io_uring"), std::string::npos);
+    ring.signal(SIGTERM);
+    EXPECT_EQ(ring.wait_exit(), 0);
+}
+
 } // namespace
 } // namespace hotpath
