@@ -180,6 +180,24 @@ TEST_F(limits_test, binary_input_is_refused_at_once) {
     EXPECT_TRUE(c.wait_closed());
 }
 
+// A line that is complete but cannot be valid is refused when its LF arrives: a request line without a version
+// (as a hand-typed "GET /hello" is) or a malformed field, with the head left open behind it.
+TEST_F(limits_test, complete_invalid_line_is_refused_at_once) {
+    http::limits l;
+    l.request_headers_timeout = 20s;
+    test_server srv(routes_, l);
+    for (const std::string_view bytes : {"GET /hello\r\n", "GET /hello HTTP/1.1\r\nHost t\r\n"}) {
+        raw_client c(srv.port());
+        const auto t0 = std::chrono::steady_clock::now();
+        c.send(bytes);
+        auto r = c.read_reply(3s);
+        ASSERT_TRUE(r) << bytes;
+        EXPECT_EQ(r->status, 400);
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+        EXPECT_TRUE(c.wait_closed());
+    }
+}
+
 // A HEAD request's answer has no body, even when it is an error (RFC 9110 §9.3.2).
 TEST_F(limits_test, refused_head_request_gets_no_body) {
     test_server srv(routes_);
