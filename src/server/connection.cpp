@@ -410,10 +410,14 @@ void connection::arm_read_timeout() {
     }
 }
 
-// Answers a request the connection could not accept, then closes (RFC 9112 §9.6: a message whose framing is
-// in doubt leaves the connection unusable).
+// Answers a request the connection could not accept (malformed, or over a limit), then closes.
 void connection::fail(http::status s, std::string_view detail) {
     owner_.stats.bad_requests.add();
+    answer_and_close(s, detail);
+}
+
+// Answers `s` and closes (RFC 9112 §9.6: a message whose framing is in doubt leaves the connection unusable).
+void connection::answer_and_close(http::status s, std::string_view detail) {
     owner_.stats.responses_by_class[std::min(http::to_int(s) / 100, 5u)].add();
     res_.clear();
     reset_json_arena(*arena_);
@@ -490,7 +494,7 @@ void connection::on_tick(net::clock::time_point now) {
         write_pending_ && rate != 0 &&
         now >= write_started_ + limits.min_response_rate_grace + std::chrono::seconds{writing_.size() / rate}) {
         // The client stopped taking its responses: nothing more can be said to it.
-        owner_.stats.timeouts.add();
+        owner_.stats.response_timeouts.add();
         close();
         return;
     }
@@ -499,9 +503,9 @@ void connection::on_tick(net::clock::time_point now) {
         return;
     case timeout_kind::headers:
         if (now >= deadline_) {
-            owner_.stats.timeouts.add();
+            owner_.stats.header_timeouts.add();
             if (begin_ != end_) {
-                fail(http::status::request_timeout, "the request head did not arrive in time");
+                answer_and_close(http::status::request_timeout, "the request head did not arrive in time");
             } else {
                 close();
             }
@@ -509,7 +513,7 @@ void connection::on_tick(net::clock::time_point now) {
         return;
     case timeout_kind::idle:
         if (now >= deadline_) {
-            owner_.stats.timeouts.add();
+            owner_.stats.idle_timeouts.add();
             close();
         }
         return;
@@ -524,8 +528,8 @@ void connection::on_tick(net::clock::time_point now) {
         if (elapsed > limits.min_body_rate_grace) {
             const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
             if (body_received_ < limits.min_body_bytes_per_second * static_cast<std::uint64_t>(seconds)) {
-                owner_.stats.timeouts.add();
-                fail(http::status::request_timeout, "the request body is arriving too slowly");
+                owner_.stats.body_timeouts.add();
+                answer_and_close(http::status::request_timeout, "the request body is arriving too slowly");
             }
         }
         return;

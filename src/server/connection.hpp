@@ -63,6 +63,7 @@ private:
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
     void fail(http::status s, std::string_view detail);
+    void answer_and_close(http::status s, std::string_view detail);
     void do_write();
     void do_linger();
     void arm_read_timeout();

@@ -242,9 +242,13 @@ server_stats server::stats() const noexcept {
         }
         total.bad_requests += s.bad_requests.get();
         total.handler_exceptions += s.handler_exceptions.get();
-        total.timeouts += s.timeouts.get();
+        total.header_timeouts += s.header_timeouts.get();
+        total.body_timeouts += s.body_timeouts.get();
+        total.response_timeouts += s.response_timeouts.get();
+        total.idle_timeouts += s.idle_timeouts.get();
         total.accept_pauses += s.accept_pauses.get();
     }
+    total.timeouts = total.header_timeouts + total.body_timeouts + total.response_timeouts;
     return total;
 }
 

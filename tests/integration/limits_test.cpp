@@ -223,7 +223,11 @@ TEST_F(limits_test, slow_request_head_is_408_after_the_headers_timeout) {
     EXPECT_EQ(r->status, 408);
     EXPECT_TRUE(c.wait_closed());
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 900ms);
-    EXPECT_GE(srv.get().stats().timeouts, 1u);
+    // A slow client is a timeout, not a malformed request.
+    const auto s = srv.get().stats();
+    EXPECT_EQ(s.header_timeouts, 1u);
+    EXPECT_EQ(s.timeouts, 1u);
+    EXPECT_EQ(s.bad_requests, 0u);
 }
 
 TEST_F(limits_test, silent_new_connection_is_closed_after_the_headers_timeout) {
@@ -244,6 +248,11 @@ TEST_F(limits_test, idle_keep_alive_connection_is_closed) {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_TRUE(c.wait_closed(5s));
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 500ms);
+    // Closing an idle connection is no fault of the client's.
+    const auto s = srv.get().stats();
+    EXPECT_EQ(s.idle_timeouts, 1u);
+    EXPECT_EQ(s.timeouts, 0u);
+    EXPECT_EQ(s.bad_requests, 0u);
 }
 
 TEST_F(limits_test, body_slower_than_the_minimum_rate_is_408) {
@@ -256,6 +265,10 @@ TEST_F(limits_test, body_slower_than_the_minimum_rate_is_408) {
     auto r = c.read_reply(6s);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 408);
+    const auto s = srv.get().stats();
+    EXPECT_EQ(s.body_timeouts, 1u);
+    EXPECT_EQ(s.timeouts, 1u);
+    EXPECT_EQ(s.bad_requests, 0u);
 }
 
 // A client may pipeline many requests and read the answers later. While their responses wait for it, the
