@@ -138,6 +138,20 @@ std::optional<http_reply> raw_client::read_reply(std::chrono::milliseconds timeo
     return reply;
 }
 
+std::size_t raw_client::read_some(std::size_t max_bytes, std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
+        return 0;
+    }
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, std::min(max_bytes, sizeof(buf)), 0);
+    if (n <= 0) {
+        return 0;
+    }
+    buffer_.append(buf, static_cast<std::size_t>(n));
+    return static_cast<std::size_t>(n);
+}
+
 bool raw_client::wait_closed(std::chrono::milliseconds timeout) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     for (;;) {

@@ -38,6 +38,9 @@ public:
     // timeout, close or malformed input.
     std::optional<http_reply> read_reply(std::chrono::milliseconds timeout = std::chrono::seconds{5},
                                          bool head_request = false);
+    // Reads what has arrived, at most `max_bytes`, waiting up to `timeout` for the first byte; the bytes join
+    // those read_reply parses. Returns their count: 0 on timeout, close or error.
+    std::size_t read_some(std::size_t max_bytes, std::chrono::milliseconds timeout);
     // True when the peer closes (EOF or reset) within `timeout`, discarding any bytes before.
     bool wait_closed(std::chrono::milliseconds timeout = std::chrono::seconds{5});
     // Bytes received and not taken by read_reply, including those wait_closed read before the close.
