@@ -16,14 +16,10 @@ namespace hotpath::net {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-result<std::unique_ptr<listener>> listener::open(loop& owner, const std::string& address, std::uint16_t port,
+result<std::unique_ptr<listener>> listener::open(loop& owner, const asio::ip::address& address, std::uint16_t port,
                                                  int backlog) {
     boost::system::error_code ec;
-    const auto ip = asio::ip::make_address(address, ec);
-    if (ec) {
-        return std::error_code(ec.value(), std::system_category());
-    }
-    tcp::endpoint endpoint{ip, port};
+    tcp::endpoint endpoint{address, port};
     tcp::acceptor acceptor{owner.context()};
     auto fail = [](const boost::system::error_code& e) { return std::error_code(e.value(), std::system_category()); };
     if (acceptor.open(endpoint.protocol(), ec); ec) {

@@ -6,6 +6,7 @@
 #include "net/loop.hpp"
 #include "net/uring.hpp"
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/steady_timer.hpp>
 
@@ -22,9 +23,9 @@ public:
     using accept_fd_fn = std::function<void(int fd)>;
 
     // Binds address:port on `owner` with SO_REUSEADDR and SO_REUSEPORT. Port 0 picks a free port; open the
-    // other loops' listeners on port() to share it. Errors (address in use, bad address) are values.
-    static result<std::unique_ptr<listener>> open(loop& owner, const std::string& address, std::uint16_t port,
-                                                  int backlog);
+    // other loops' listeners on port() to share it. Errors (address in use) are values.
+    static result<std::unique_ptr<listener>> open(loop& owner, const boost::asio::ip::address& address,
+                                                  std::uint16_t port, int backlog);
 
     std::uint16_t port() const noexcept { return port_; }
 

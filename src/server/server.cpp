@@ -1,6 +1,7 @@
 // Starting the loops and listeners, accepting connections, and the graceful drain on stop.
 #include "server/server.hpp"
 
+#include "net/address.hpp"
 #include "net/uring.hpp"
 #include "server/connection.hpp"
 #include "server/worker.hpp"
@@ -30,6 +31,7 @@ struct server::impl {
     std::vector<std::unique_ptr<worker>> workers;
     std::vector<std::thread> threads;
     std::uint16_t port = 0;
+    std::string address; // the bound address as text
     std::once_flag stop_once;
     bool started = false;
     bool use_uring = false;
@@ -121,6 +123,10 @@ result<void> server::start() {
     if (n == 0) {
         n = std::max(1u, std::thread::hardware_concurrency());
     }
+    const auto address = net::resolve_listen_address(s.options.address);
+    if (!address) {
+        return address.error();
+    }
     // The first loop's ring decides: without io_uring here, `auto` falls back to epoll on every loop.
     s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
@@ -137,7 +143,7 @@ result<void> server::start() {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
         }
         w->use_uring = s.use_uring;
-        auto l = net::listener::open(w->loop, s.options.address, port, s.options.backlog);
+        auto l = net::listener::open(w->loop, *address, port, s.options.backlog);
         if (!l) {
             s.workers.clear();
             return l.error();
@@ -148,6 +154,7 @@ result<void> server::start() {
         s.workers.push_back(std::move(w));
     }
     s.port = port;
+    s.address = address->to_string();
     for (auto& w : s.workers) {
         worker* wp = w.get();
         if (wp->use_uring) {
@@ -164,6 +171,14 @@ result<void> server::start() {
 
 std::uint16_t server::port() const noexcept {
     return impl_->port;
+}
+
+const std::string& server::address() const noexcept {
+    return impl_->address;
+}
+
+std::string server::url() const {
+    return "http://" + net::host_port(impl_->address, impl_->port);
 }
 
 io_backend server::io() const noexcept {

@@ -17,6 +17,8 @@ namespace hotpath {
 enum class io_backend : std::uint8_t { automatic, uring, epoll };
 
 struct server_options {
+    // An IPv4 or IPv6 address ("127.0.0.1", "::1", "0.0.0.0", "::"), or a host name that start() resolves to its
+    // first address ("localhost"); see net::resolve_listen_address.
     std::string address = "127.0.0.1";
     std::uint16_t port = 8080; // 0: pick a free port (see server::port())
     unsigned threads = 0;      // event loops; 0: one per core
@@ -34,10 +36,15 @@ public:
     server(const server&) = delete;
     server& operator=(const server&) = delete;
 
-    // Binds and starts the loops. Errors (address in use, bad address) are values; nothing is left running.
+    // Binds and starts the loops. Errors are values and nothing is left running: address in use,
+    // errc::invalid_address or errc::resolve_failed for options.address.
     result<void> start();
     // The bound port (after start).
     std::uint16_t port() const noexcept;
+    // The bound IP address as text, e.g. "127.0.0.1" or "::1" (after start; options.address once resolved).
+    const std::string& address() const noexcept;
+    // Where clients reach the server: "http://127.0.0.1:8080", "http://[::1]:8080" (after start; allocates).
+    std::string url() const;
     unsigned threads() const noexcept;
     // The backend in use after start(): uring or epoll.
     io_backend io() const noexcept;

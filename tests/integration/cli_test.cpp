@@ -264,6 +264,19 @@ TEST(cli_test, port_in_use_is_a_clear_error) {
     const std::string out = second.rest();
     EXPECT_EQ(second.wait_exit(), 1) << out;
     EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+    EXPECT_NE(out.find("an address is needed"), std::string::npos) << out;
+}
+
+// --address takes a host name as well as an address.
+TEST(cli_test, serve_listens_on_a_host_name) {
+    child c({"serve", "platform", "--port", "0", "--address", "localhost"});
+    const std::string hello = c.line();
+    std::smatch m;
+    static const std::regex re(R"(http://[^ ]*:(\d+))");
+    ASSERT_TRUE(std::regex_search(hello, m, re)) << hello;
+    EXPECT_EQ(run_curl("http://localhost:" + m[1].str() + "/plaintext"), "Hello, World!");
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
 }
 
 TEST(cli_test, load_reports_and_gates_on_thresholds) {

@@ -1,4 +1,6 @@
 // The server over real loopback sockets: keep-alive, pipelining, bodies, routing, errors, shutdown.
+#include "core/error.hpp"
+#include "net/address.hpp"
 #include "net/sleep.hpp"
 #include "server/json.hpp"
 #include "server/server.hpp"
@@ -7,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
@@ -487,6 +490,68 @@ TEST_F(server_test, many_loops_share_one_port) {
         ASSERT_TRUE(c.send(get("/hello")));
         ASSERT_TRUE(c.read_reply());
     }
+}
+
+server_options options_on(std::string address, std::uint16_t port, unsigned threads = 1) {
+    server_options o;
+    o.address = std::move(address);
+    o.port = port;
+    o.threads = threads;
+    o.io = test::test_io();
+    return o;
+}
+
+TEST_F(server_test, listens_on_a_host_name) {
+    server s(routes_, options_on("localhost", 0, 2));
+    const auto started = s.start();
+    ASSERT_TRUE(started) << started.error().message();
+    EXPECT_TRUE(s.address() == "127.0.0.1" || s.address() == "::1") << s.address();
+    EXPECT_EQ(s.url(), "http://" + net::host_port(s.address(), s.port()));
+    raw_client c(s.port(), s.address());
+    ASSERT_TRUE(c.send(get("/hello")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "hello");
+    s.stop();
+    s.wait();
+}
+
+TEST_F(server_test, listens_on_ipv6_loopback) {
+    server s(routes_, options_on("::1", 0));
+    const auto started = s.start();
+    ASSERT_TRUE(started) << started.error().message();
+    EXPECT_EQ(s.address(), "::1");
+    EXPECT_EQ(s.url(), "http://[::1]:" + std::to_string(s.port()));
+    raw_client c(s.port(), "::1");
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.send(get("/hello")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "hello");
+    s.stop();
+    s.wait();
+}
+
+// What is neither an address nor a host name is refused with a message that says an address is needed, without
+// a DNS query for something that looks like an address.
+TEST_F(server_test, refuses_what_is_not_an_address) {
+    for (const char* bad : {"256.1.1.1", "1::2::3", "", "127.0.0.1:80"}) {
+        server s(routes_, options_on(bad, 0));
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto started = s.start();
+        ASSERT_FALSE(started) << bad;
+        EXPECT_EQ(started.error(), errc::invalid_address) << bad << ": " << started.error().message();
+        EXPECT_NE(started.error().message().find("address"), std::string::npos);
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms) << bad;
+    }
+}
+
+TEST(host_port, brackets_ipv6_literals_only) {
+    EXPECT_EQ(net::host_port("::1", 8080), "[::1]:8080");
+    EXPECT_EQ(net::host_port("fe80::1", 80), "[fe80::1]:80");
+    EXPECT_EQ(net::host_port("[::1]", 80), "[::1]:80");
+    EXPECT_EQ(net::host_port("127.0.0.1", 8080), "127.0.0.1:8080");
+    EXPECT_EQ(net::host_port("localhost", 0), "localhost:0");
 }
 
 TEST_F(server_test, graceful_shutdown_completes_an_in_flight_request) {

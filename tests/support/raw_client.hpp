@@ -21,10 +21,11 @@ struct http_reply {
     }
 };
 
-// Connects to 127.0.0.1:port. Every read waits at most `timeout`; a test never hangs on a silent server.
+// Connects to address:port (an IPv4 or IPv6 literal). Every read waits at most `timeout`; a test never hangs on a
+// silent server.
 class raw_client {
 public:
-    explicit raw_client(std::uint16_t port);
+    explicit raw_client(std::uint16_t port, const std::string& address = "127.0.0.1");
     ~raw_client();
     raw_client(const raw_client&) = delete;
     raw_client& operator=(const raw_client&) = delete;
