@@ -143,7 +143,9 @@ result<void> server::start() {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
         }
         w->use_uring = s.use_uring;
-        auto l = net::listener::open(w->loop, *address, port, s.options.backlog);
+        // The first loop claims the port, so that one held by any other socket is refused; the others join it.
+        auto l = net::listener::open(w->loop, *address, port, s.options.backlog,
+                                     i == 0 ? net::port_share::claim : net::port_share::join);
         if (!l) {
             s.workers.clear();
             return l.error();

@@ -36,8 +36,9 @@ public:
     server(const server&) = delete;
     server& operator=(const server&) = delete;
 
-    // Binds and starts the loops. Errors are values and nothing is left running: address in use,
-    // errc::invalid_address or errc::resolve_failed for options.address.
+    // Binds and starts the loops. Errors are values and nothing is left running: std::errc::address_in_use when
+    // another socket holds the port (another process's, hotpath or not: the loops of this server share it, no one
+    // else does), errc::invalid_address or errc::resolve_failed for options.address.
     result<void> start();
     // The bound port (after start).
     std::uint16_t port() const noexcept;

@@ -501,6 +501,45 @@ server_options options_on(std::string address, std::uint16_t port, unsigned thre
     return o;
 }
 
+// The loops of one server share its port; another server (another process, hotpath or not) may not join it, as
+// with nginx or Kestrel: start() says the address is in use.
+TEST_F(server_test, a_port_another_server_holds_is_refused) {
+    test_server first(routes_, {}, 2);
+    ASSERT_TRUE(first.ok());
+    server second(routes_, options_on("127.0.0.1", first.port(), 2));
+    const auto started = second.start();
+    ASSERT_FALSE(started);
+    EXPECT_EQ(started.error(), std::errc::address_in_use) << started.error().message();
+    EXPECT_EQ(second.threads(), 0u); // nothing left running
+    // The first server still has every connection.
+    for (int i = 0; i < 10; ++i) {
+        raw_client c(first.port());
+        ASSERT_TRUE(c.send(get("/hello")));
+        ASSERT_TRUE(c.read_reply());
+    }
+}
+
+// A socket of another program that asks to share the port (SO_REUSEPORT, same user) is no reason to share it.
+TEST_F(server_test, a_port_a_foreign_reuseport_socket_holds_is_refused) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(addr);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), length), 0);
+    ASSERT_EQ(::listen(fd, 16), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length), 0);
+    server s(routes_, options_on("127.0.0.1", ntohs(addr.sin_port)));
+    const auto started = s.start();
+    EXPECT_FALSE(started);
+    EXPECT_EQ(started.error(), std::errc::address_in_use) << started.error().message();
+    ::close(fd);
+}
+
 TEST_F(server_test, listens_on_a_host_name) {
     server s(routes_, options_on("localhost", 0, 2));
     const auto started = s.start();
