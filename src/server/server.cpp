@@ -16,6 +16,34 @@
 
 namespace hotpath {
 
+namespace {
+
+sigset_t stop_signals() noexcept {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    return signals;
+}
+
+// Blocks the stop signals in the calling thread for as long as it lives, then restores its mask: threads started
+// meanwhile keep them blocked.
+class stop_signals_blocked {
+public:
+    stop_signals_blocked() noexcept {
+        const sigset_t signals = stop_signals();
+        pthread_sigmask(SIG_BLOCK, &signals, &previous_);
+    }
+    ~stop_signals_blocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+    stop_signals_blocked(const stop_signals_blocked&) = delete;
+    stop_signals_blocked& operator=(const stop_signals_blocked&) = delete;
+
+private:
+    sigset_t previous_{};
+};
+
+} // namespace
+
 void worker::on_connection_gone() {
     if (draining && connection_count == 0) {
         loop.stop();
@@ -157,6 +185,8 @@ result<void> server::start() {
     }
     s.port = port;
     s.address = address->to_string();
+    // The loops never see SIGINT or SIGTERM (see block_stop_signals in server.hpp).
+    const stop_signals_blocked while_starting_loops;
     for (auto& w : s.workers) {
         worker* wp = w.get();
         if (wp->use_uring) {
@@ -212,18 +242,6 @@ void server::wait() {
     }
 }
 
-namespace {
-
-sigset_t stop_signals() noexcept {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    return signals;
-}
-
-} // namespace
-
 void server::block_stop_signals() noexcept {
     const sigset_t signals = stop_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
@@ -231,6 +249,8 @@ void server::block_stop_signals() noexcept {
 
 void server::wait_for_stop_signal() {
     const sigset_t signals = stop_signals();
+    // Blocked before waiting: a signal left unblocked here would end the process instead of reaching sigwait.
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     int received = 0;
     sigwait(&signals, &received);
     stop();

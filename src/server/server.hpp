@@ -57,10 +57,16 @@ public:
     // Blocks until every loop has ended.
     void wait();
 
-    // Blocks SIGINT and SIGTERM in the calling thread; call before start() so the loops inherit the mask and
-    // only wait_for_stop_signal() sees them.
+    // Stop signals. The loops never take SIGINT or SIGTERM: start() runs them with both blocked, so that a signal
+    // sent to the process goes to a thread that waits for it or, with none, ends the process as it would without
+    // a server. The simplest safe way is run_until_signal(); start() then wait_for_stop_signal() is safe too.
+
+    // Blocks SIGINT and SIGTERM in the calling thread (and the threads it starts later). Optional: call it before
+    // start() only to keep a signal that arrives between start() and wait_for_stop_signal(), which would
+    // otherwise end the process at once.
     static void block_stop_signals() noexcept;
-    // Waits for SIGINT or SIGTERM, then stop() and wait(): the graceful drain.
+    // Blocks SIGINT and SIGTERM in the calling thread (they stay blocked), waits for one, then stop() and wait():
+    // the graceful drain.
     void wait_for_stop_signal();
     // block_stop_signals(), start(), wait_for_stop_signal(). Prints nothing; the caller reports.
     result<void> run_until_signal();

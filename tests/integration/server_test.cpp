@@ -13,9 +13,14 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <charconv>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -591,6 +596,56 @@ TEST(host_port, brackets_ipv6_literals_only) {
     EXPECT_EQ(net::host_port("[::1]", 80), "[::1]:80");
     EXPECT_EQ(net::host_port("127.0.0.1", 8080), "127.0.0.1:8080");
     EXPECT_EQ(net::host_port("localhost", 0), "localhost:0");
+}
+
+// Whether `pid`'s main thread sleeps in sigwait() (/proc shows the system call a sleeping thread is in). SigBlk
+// cannot tell: while the thread waits, the kernel lifts the block on the signals it waits for.
+bool main_thread_in_sigwait(pid_t pid) {
+    std::ifstream syscall("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/syscall");
+    long number = -1;
+    return (syscall >> number) && number == SYS_rt_sigtimedwait;
+}
+
+// A program that calls start() and then wait_for_stop_signal(), never block_stop_signals(), still drains on
+// SIGTERM: the loops never take the signal, and the waiting thread blocks it itself.
+TEST_F(server_test, sigterm_drains_without_block_stop_signals) {
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], STDOUT_FILENO);
+        ::close(out[0]);
+        ::close(out[1]);
+        ::execl(SIGNAL_CHILD_BINARY, SIGNAL_CHILD_BINARY, static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    FILE* from_child = ::fdopen(out[0], "r");
+    unsigned port = 0;
+    ASSERT_EQ(std::fscanf(from_child, "%u", &port), 1);
+    raw_client busy(static_cast<std::uint16_t>(port));
+    ASSERT_TRUE(busy.send(get("/slow?ms=1000")));
+    // Signal once the child waits for it in sigwait (before that, SIGTERM ends a program that has not blocked it,
+    // with or without a server).
+    for (const auto t0 = std::chrono::steady_clock::now();
+         !main_thread_in_sigwait(pid) && std::chrono::steady_clock::now() - t0 < 5s;) {
+        std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(100ms); // the request is in its handler
+    ::kill(pid, SIGTERM);
+    auto r = busy.read_reply();
+    ASSERT_TRUE(r) << "the in-flight request was not answered";
+    EXPECT_EQ(r->body, "slow");
+    EXPECT_EQ(r->field("connection"), "close");
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exit status");
+    char line[128] = {};
+    EXPECT_NE(std::fgets(line, sizeof(line), from_child), nullptr);
+    EXPECT_NE(std::fgets(line, sizeof(line), from_child), nullptr);
+    EXPECT_EQ(std::string_view(line), "drained after 1 requests\n");
+    std::fclose(from_child);
 }
 
 TEST_F(server_test, graceful_shutdown_completes_an_in_flight_request) {
