@@ -257,10 +257,13 @@ void server::wait_for_stop_signal() {
     wait();
 }
 
-result<void> server::run_until_signal() {
+result<void> server::run_until_signal(const std::function<void(const server&)>& on_started) {
     block_stop_signals();
     if (auto started = start(); !started) {
         return started;
+    }
+    if (on_started) {
+        on_started(*this);
     }
     wait_for_stop_signal();
     return {};

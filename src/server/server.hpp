@@ -7,6 +7,7 @@
 #include "server/stats.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -68,8 +69,11 @@ public:
     // Blocks SIGINT and SIGTERM in the calling thread (they stay blocked), waits for one, then stop() and wait():
     // the graceful drain.
     void wait_for_stop_signal();
-    // block_stop_signals(), start(), wait_for_stop_signal(). Prints nothing; the caller reports.
-    result<void> run_until_signal();
+    // block_stop_signals(), start(), on_started(*this) on the calling thread once the port is bound (to learn
+    // port() or url() when port 0 was asked for), then wait_for_stop_signal(). Prints nothing; the caller
+    // reports. Returns start()'s error without calling on_started; what on_started throws propagates (the
+    // server is then stopped by its destructor).
+    result<void> run_until_signal(const std::function<void(const server&)>& on_started = {});
 
     server_stats stats() const noexcept;
 

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -646,6 +647,28 @@ TEST_F(server_test, sigterm_drains_without_block_stop_signals) {
     EXPECT_NE(std::fgets(line, sizeof(line), from_child), nullptr);
     EXPECT_EQ(std::string_view(line), "drained after 1 requests\n");
     std::fclose(from_child);
+}
+
+// run_until_signal() tells the caller where it listens once it does, which port 0 leaves it no other way to learn.
+TEST_F(server_test, run_until_signal_reports_the_port_it_picked) {
+    server s(routes_, options_on("127.0.0.1", 0));
+    std::promise<std::string> started;
+    auto url = started.get_future();
+    std::thread runner([&] {
+        const auto ran = s.run_until_signal([&started](const server& running) { started.set_value(running.url()); });
+        EXPECT_TRUE(ran) << ran.error().message();
+    });
+    ASSERT_EQ(url.wait_for(5s), std::future_status::ready);
+    const std::string where = url.get();
+    EXPECT_EQ(where, "http://127.0.0.1:" + std::to_string(s.port()));
+    EXPECT_NE(s.port(), 0);
+    raw_client c(s.port());
+    ASSERT_TRUE(c.send(get("/hello")));
+    EXPECT_TRUE(c.read_reply());
+    // The runner blocked SIGTERM before starting: a signal to that thread reaches its sigwait, and it drains.
+    ::pthread_kill(runner.native_handle(), SIGTERM);
+    runner.join();
+    EXPECT_TRUE(c.wait_closed());
 }
 
 TEST_F(server_test, graceful_shutdown_completes_an_in_flight_request) {
