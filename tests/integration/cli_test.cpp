@@ -254,16 +254,37 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
     }
 }
 
+// A second server on a port the first holds does not start and split the traffic with it (SO_REUSEPORT would
+// let it): it stops at once, saying why, as nginx or Kestrel do.
 TEST(cli_test, port_in_use_is_a_clear_error) {
-    child first({"serve", "platform", "--port", "0"});
+    child first({"serve", "platform", "--port", "0", "--threads", "2"});
     const auto port = port_from(first.line());
     ASSERT_NE(port, 0);
-    // SO_REUSEPORT lets processes of the same user share a port; a different address family is refused
-    // the same way, so bind a bad address instead to see the error path.
-    child second({"serve", "platform", "--port", "0", "--address", "256.1.1.1"});
-    const std::string out = second.rest();
-    EXPECT_EQ(second.wait_exit(), 1) << out;
+    child second({"serve", "platform", "--port", std::to_string(port), "--threads", "2"});
+    const std::string out = second.line(); // its error, or (were it to share the port) its announcement
+    EXPECT_EQ(second.wait_exit(5s), 1) << out;
     EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+    EXPECT_NE(out.find("Address already in use"), std::string::npos) << out;
+    // The first one serves on.
+    EXPECT_EQ(run_curl("http://127.0.0.1:" + std::to_string(port) + "/plaintext"), "Hello, World!");
+
+    child bad_address({"serve", "platform", "--port", "0", "--address", "256.1.1.1"});
+    const std::string bad = bad_address.rest();
+    EXPECT_EQ(bad_address.wait_exit(), 1) << bad;
+    EXPECT_NE(bad.find("cannot listen"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("an address is needed"), std::string::npos) << bad;
+}
+
+// --address takes a host name as well as an address.
+TEST(cli_test, serve_listens_on_a_host_name) {
+    child c({"serve", "platform", "--port", "0", "--address", "localhost"});
+    const std::string hello = c.line();
+    std::smatch m;
+    static const std::regex re(R"(http://[^ ]*:(\d+))");
+    ASSERT_TRUE(std::regex_search(hello, m, re)) << hello;
+    EXPECT_EQ(run_curl("http://localhost:" + m[1].str() + "/plaintext"), "Hello, World!");
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
 }
 
 TEST(cli_test, load_reports_and_gates_on_thresholds) {
