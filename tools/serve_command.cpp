@@ -48,7 +48,8 @@ struct serve_flags {
             ->capture_default_str()
             ->check(not_negative());
         cmd.add_option("--min-response-rate", options.limits.min_response_bytes_per_second,
-                       "Bytes/s a client must read responses at after a 5 s grace (closed below); 0: no limit")
+                       "Bytes/s a client must keep reading responses at, measured on progress after a 5 s grace (closed below); "
+                       "0: no limit")
             ->capture_default_str()
             ->check(not_negative());
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
@@ -79,14 +80,18 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
                    started.error().message());
         return 1;
     }
-    fmt::print("hotpath: serving {} on http://{}:{} with {} event loop{} on {} (Ctrl-C stops)\n", name,
-               flags.options.address, srv.port(), srv.threads(), srv.threads() == 1 ? "" : "s",
-               srv.io() == io_backend::uring ? "io_uring" : "epoll");
+    fmt::print("hotpath: serving {} on {} with {} event loop{} on {} (Ctrl-C stops)\n", name, srv.url(), srv.threads(),
+               srv.threads() == 1 ? "" : "s", srv.io() == io_backend::uring ? "io_uring" : "epoll");
     std::fflush(stdout);
     srv.wait_for_stop_signal();
     const auto s = srv.stats();
-    fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} handler errors)\n", s.requests,
-               s.connections_accepted, s.bad_requests, s.handler_exceptions);
+    fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} timed out, {} handler errors)\n",
+               s.requests, s.connections_accepted, s.bad_requests, s.timeouts, s.handler_exceptions);
+    if (s.timeouts != 0) {
+        fmt::print("hotpath: timeouts: {} waiting for a request head, {} for a body, {} for a client to read (408 or "
+                   "closed)\n",
+                   s.header_timeouts, s.body_timeouts, s.response_timeouts);
+    }
     if (s.accept_pauses != 0) {
         fmt::print("hotpath: accepting paused {} times: out of file descriptors (raise ulimit -n)\n", s.accept_pauses);
     }

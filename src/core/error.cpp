@@ -38,6 +38,8 @@ public:
             return "unexpected status";
         case errc::invalid_json:
             return "invalid JSON";
+        case errc::invalid_address:
+            return "not an IP address or a host name (an address is needed, e.g. 127.0.0.1, ::1 or localhost)";
         }
         return "unknown hotpath error";
     }

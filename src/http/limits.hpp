@@ -33,9 +33,11 @@ struct limits {
     // (slow-POST defence). Kestrel: MinRequestBodyDataRate 240 bytes/s with a 5 s grace period.
     std::uint64_t min_body_bytes_per_second = 240;
     std::chrono::seconds min_body_rate_grace{5};
-    // A response must be taken by the client at least this fast, or the connection is closed (a client that
-    // stops reading would otherwise hold its connection and buffers forever). Each write of n bytes gets
-    // n / rate seconds plus the grace period. Kestrel: MinResponseDataRate 240 bytes/s, 5 s grace. 0: no limit.
+    // While responses wait to be sent, the client must take them at least this fast, or the connection is closed
+    // (a client that stops reading would otherwise hold its connection and buffers for as long as the response
+    // is large). Measured as progress: over any span of t seconds with responses waiting, the client must take
+    // rate × (t − grace) bytes, so a stall is noticed after the grace period however large the response.
+    // Kestrel: MinResponseDataRate 240 bytes/s, 5 s grace. 0: no limit.
     std::uint64_t min_response_bytes_per_second = 240;
     std::chrono::seconds min_response_rate_grace{5};
     // Simultaneous connections across all loops; past this new connections are closed at once. Kestrel: unlimited.

@@ -1,4 +1,4 @@
-// Finds the end of an HTTP/1.x request head incrementally, then validates and splits it in one pass (RFC 9112).
+// Validates and splits an HTTP/1.x request head line by line as its bytes arrive (RFC 9112).
 #include "http/request_parser.hpp"
 
 #include "http/char_class.hpp"
@@ -24,64 +24,6 @@ using char_class::vchar_bit;
 
 constexpr parse_result fail(status s) noexcept {
     return {parse_status::error, 0, s};
-}
-
-// What the field loop learns about the fields that decide framing and connection reuse.
-struct field_facts {
-    bool host_seen = false;
-    bool content_length_seen = false;
-    std::size_t transfer_encoding_count = 0;
-    bool transfer_encoding_other = false; // a Transfer-Encoding value other than exactly "chunked"
-    bool close = false;
-    bool keep_alive = false;
-    bool expect_continue = false;
-};
-
-// Applies the rules of one field; false when the field alone makes the request invalid (400).
-bool note_field(const field& f, request_head& out, field_facts& facts) noexcept {
-    // Dispatch on length first: most fields match none of these and cost one switch.
-    switch (f.name.size()) {
-    case 4:
-        if (iequals(f.name, "host")) {
-            if (facts.host_seen) {
-                return false; // RFC 9112 §3.2: exactly one Host
-            }
-            facts.host_seen = true;
-            out.host = f.value;
-        }
-        break;
-    case 6:
-        if (iequals(f.name, "expect") && iequals(f.value, "100-continue")) {
-            facts.expect_continue = true;
-        }
-        break;
-    case 10:
-        if (iequals(f.name, "connection")) {
-            scan_connection(f.value, facts.close, facts.keep_alive);
-        }
-        break;
-    case 14:
-        if (iequals(f.name, "content-length")) {
-            // RFC 9112 §6.3 ¶5: several Content-Length fields or a list are refused, even when equal.
-            if (facts.content_length_seen || !parse_content_length(f.value, out.content_length)) {
-                return false;
-            }
-            facts.content_length_seen = true;
-        }
-        break;
-    case 17:
-        if (iequals(f.name, "transfer-encoding")) {
-            // RFC 9110 §5.3: several fields form one list, so a second field is a second coding.
-            ++facts.transfer_encoding_count;
-            if (!iequals(f.value, "chunked")) {
-                facts.transfer_encoding_other = true;
-            }
-        }
-        break;
-    default:
-        break;
-    }
-    return true;
 }
 
 // RFC 3986 §3.2.2-3 authority without userinfo: host [":" port], host a reg-name or an IP literal in brackets
@@ -198,95 +140,109 @@ status parse_request_line(const char* p, std::size_t start, std::size_t line_end
     return status::none;
 }
 
-// Validates the whole head p[start, head_end) whose request line ends at line_end, and fills `out`.
-// Invariant relied on by the unchecked loops: p[head_end - 4, head_end) is the first "\r\n\r\n" after
-// the request line, so every line ends in a CR or LF before head_end and CR/LF stop every loop.
-status parse_head(const char* p, std::size_t start, std::size_t line_end, std::size_t head_end,
-                  request_head& out) noexcept {
-    std::string_view authority;
-    if (const status s = parse_request_line(p, start, line_end, out, authority); s != status::none) {
-        return s;
-    }
-    out.field_count = 0;
-    out.framing = body_framing::none;
-    out.content_length = 0;
-    out.host = {};
+} // namespace
 
-    field_facts facts;
-    const std::size_t fields_end = head_end - 2; // the empty line
-    std::size_t i = line_end;
-    while (i < fields_end) {
-        // Each field line holds one LF counted in field_lines_, which parse() bounded by the capacity.
-        field& f = out.fields[out.field_count];
-        if (!scan_field_line(p, i, f)) {
-            return status::bad_request;
+// Applies the rules of one field line as soon as it is complete: status::none, or the answer when the field
+// alone (with those before it) makes the request invalid. `http11` is the request line's version.
+status request_parser::note_field(const field& f, bool http11, request_head& out, field_facts& facts) noexcept {
+    // Dispatch on length first: most fields match none of these and cost one switch.
+    switch (f.name.size()) {
+    case 4:
+        if (iequals(f.name, "host")) {
+            // RFC 9112 §3.2: exactly one Host, whose value is an authority.
+            if (facts.host_seen || !valid_authority(f.value)) {
+                return status::bad_request;
+            }
+            facts.host_seen = true;
+            out.host = f.value;
         }
-        ++out.field_count;
-        if (!note_field(f, out, facts)) {
-            return status::bad_request;
+        break;
+    case 6:
+        if (iequals(f.name, "expect") && iequals(f.value, "100-continue")) {
+            facts.expect_continue = true;
         }
-    }
-
-    const bool http11 = out.version_minor == 1;
-    if (http11 && !facts.host_seen) {
-        return status::bad_request; // RFC 9112 §3.2: a 1.1 request without Host
-    }
-    if (!valid_authority(out.host)) {
-        return status::bad_request; // §3.2: a Host field with an invalid value
-    }
-    if (!authority.empty()) {
-        out.host = authority; // RFC 9112 §3.2.2: the target's authority, not the Host field
-    }
-    if (facts.transfer_encoding_count != 0) {
-        // RFC 9112 §6.1: Transfer-Encoding in 1.0 means faulty framing.
-        // RFC 9112 §6.3 ¶3: Transfer-Encoding with Content-Length is a smuggling attempt.
-        if (!http11 || facts.content_length_seen) {
-            return status::bad_request;
+        break;
+    case 10:
+        if (iequals(f.name, "connection")) {
+            scan_connection(f.value, facts.close, facts.keep_alive);
         }
-        // RFC 9112 §6.1: a coding we do not implement → 501; chunked must be the only one (and applied once).
-        if (facts.transfer_encoding_count > 1 || facts.transfer_encoding_other) {
-            return status::not_implemented;
+        break;
+    case 14:
+        if (iequals(f.name, "content-length")) {
+            // RFC 9112 §6.3 ¶5: several Content-Length fields or a list are refused, even when equal;
+            // ¶3: with Transfer-Encoding, a smuggling attempt.
+            if (facts.content_length_seen || facts.chunked || !parse_content_length(f.value, out.content_length)) {
+                return status::bad_request;
+            }
+            facts.content_length_seen = true;
         }
-        out.framing = body_framing::chunked;
-    } else if (facts.content_length_seen) {
-        out.framing = body_framing::content_length;
+        break;
+    case 17:
+        if (iequals(f.name, "transfer-encoding")) {
+            // RFC 9112 §6.1: Transfer-Encoding in 1.0 means faulty framing; §6.3 ¶3: with Content-Length, a
+            // smuggling attempt.
+            if (!http11 || facts.content_length_seen) {
+                return status::bad_request;
+            }
+            // RFC 9112 §6.1: a coding we do not implement → 501; chunked must be the only one and applied once
+            // (RFC 9110 §5.3: a second field is a second coding).
+            if (facts.chunked || !iequals(f.value, "chunked")) {
+                return status::not_implemented;
+            }
+            facts.chunked = true;
+        }
+        break;
+    default:
+        break;
     }
-    // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
-    out.keep_alive = !facts.close && (http11 || facts.keep_alive);
-    // RFC 9110 §10.1.1: a 100-continue expectation in a 1.0 request is ignored.
-    out.expect_continue = http11 && facts.expect_continue;
     return status::none;
 }
 
-} // namespace
-
 parse_result request_parser::parse(std::string_view input, request_head& out) noexcept {
-    const char* const p = input.data();
-    const std::size_t n = input.size();
-    const limits& lim = *limits_;
-
-    // RFC 9112 §2.2: skip a few empty lines before the request line; each must be a whole CRLF.
-    std::size_t start = 0;
-    for (std::size_t empty_lines = 0; start < n && (p[start] == '\r' || p[start] == '\n'); ++empty_lines) {
-        if (p[start] == '\n' || empty_lines == max_leading_empty_lines) {
-            return fail(status::bad_request);
+    if (done_.status == parse_status::error) {
+        return done_;
+    }
+    if (input.data() != base_ || input.size() < scanned_) {
+        // A buffer that moved: the views kept in `out` point into the old place, so start over.
+        if (scanned_ != 0 || done_.status == parse_status::complete) {
+            *this = request_parser(*limits_);
         }
-        if (start + 1 == n) {
+        base_ = input.data();
+    } else if (done_.status == parse_status::complete) {
+        return done_;
+    }
+    done_ = scan(input.data(), input.size(), out);
+    return done_;
+}
+
+// Each check is an event at a byte offset (an LF, or the offset where a limit becomes provable) whose answer
+// depends only on the bytes before it, and events are taken in offset order. So a prefix of the input answers
+// incomplete or the same as the whole input, whatever the split (at one LF the byte limits are checked
+// before a bare LF, and both before the line's syntax).
+parse_result request_parser::scan(const char* p, std::size_t n, request_head& out) noexcept {
+    const limits& lim = *limits_;
+    if (line_end_ == 0) {
+        // RFC 9112 §2.2: skip a few empty lines before the request line; each must be a whole CRLF.
+        std::size_t start = 0;
+        for (std::size_t empty_lines = 0; start < n && (p[start] == '\r' || p[start] == '\n'); ++empty_lines) {
+            if (p[start] == '\n' || empty_lines == max_leading_empty_lines) {
+                return fail(status::bad_request);
+            }
+            if (start + 1 == n) {
+                return {};
+            }
+            if (p[start + 1] != '\n') {
+                return fail(status::bad_request);
+            }
+            start += 2;
+        }
+        if (start == n) {
             return {};
         }
-        if (p[start + 1] != '\n') {
-            return fail(status::bad_request);
-        }
-        start += 2;
-    }
-    if (start == n) {
-        return {};
-    }
 
-    // RFC 9112 §3: the request line opens with a method token and SP. A byte that cannot be part of that is
-    // refused at its offset, without waiting for an LF that binary input (a TLS hello) may never send. The scan
-    // stops before the offset where an unended line proves 414 (below), so events stay in offset order.
-    if (line_end_ == 0) {
+        // RFC 9112 §3: the request line opens with a method token and SP. A byte that cannot be part of that is
+        // refused at its offset, without waiting for an LF that binary input (a TLS hello) may never send. The
+        // scan stops before the offset where an unended line proves 414 (below), so events stay in offset order.
         const std::size_t limit = std::min(n, start + lim.max_request_line_bytes - 1);
         std::size_t i = start;
         while (i < limit && is(p[i], tchar_bit)) {
@@ -295,84 +251,96 @@ parse_result request_parser::parse(std::string_view input, request_head& out) no
         if (i < limit && (p[i] != ' ' || i == start)) {
             return fail(status::bad_request);
         }
-    }
 
-    // Each check is an event at a byte offset (an LF, or the offset where a limit becomes provable) whose answer
-    // depends only on the bytes before it, and events are taken in offset order. So a prefix of the input answers
-    // incomplete or the same as the whole input, whatever the split (at one LF the byte limits are checked
-    // before a bare LF). Errors found in earlier calls are answered again from the state they left.
-    const std::size_t max_count = std::min(lim.max_header_count, max_fields_capacity);
-    if (line_end_ != 0) {
-        if (line_end_ - start > lim.max_request_line_bytes) {
-            return fail(status::uri_too_long);
-        }
-        if (p[line_end_ - 2] != '\r') {
-            return fail(status::bad_request); // bare LF ends the request line
-        }
-        if (field_lines_ > max_count || scanned_ >= line_end_ + lim.max_header_bytes) {
-            return fail(status::request_header_fields_too_large);
-        }
-    }
-
-    // Scan the new bytes LF by LF. The first LF ends the request line; any later LF preceded by "\r\n\r" ends
-    // the head. The look-backs stay inside the buffer: the request line holds at least one byte before its LF,
-    // so at >= 1, and p[at - 1] == '\r' after the request line needs at - 1 >= line_end_ >= 2.
-    std::size_t head_end = 0;
-    std::size_t pos = std::max(scanned_, start);
-    while (pos < n) {
-        const void* lf = std::memchr(p + pos, '\n', n - pos);
+        // The first LF ends the request line. The look-back stays inside the buffer: the line holds at least
+        // one byte (the method's) before its LF.
+        const std::size_t from = std::max(scanned_, start);
+        const void* lf = std::memchr(p + from, '\n', n - from);
         if (lf == nullptr) {
-            break;
-        }
-        const auto at = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
-        if (line_end_ == 0) {
-            line_end_ = at + 1;
-            scanned_ = line_end_;
-            if (line_end_ - start > lim.max_request_line_bytes) {
-                return fail(status::uri_too_long);
-            }
-            if (p[at - 1] != '\r') {
-                return fail(status::bad_request);
-            }
-        } else {
-            const bool head_ends = p[at - 1] == '\r' && p[at - 2] == '\n' && p[at - 3] == '\r';
-            // RFC 6585 §5: the header section (after the request line, through the empty line) as a prefix
-            // ending at this LF proves it: whole when the head ends here, else at least one byte longer.
-            if (at + (head_ends ? 1 : 2) - line_end_ > lim.max_header_bytes) {
-                scanned_ = at + 1;
-                return fail(status::request_header_fields_too_large);
-            }
-            if (head_ends) {
-                head_end = at + 1;
-                scanned_ = at; // a repeated call finds the same end again
-                break;
-            }
-            if (p[at - 1] != '\r') {
-                scanned_ = at; // a repeated call finds the same bare LF again
-                return fail(status::bad_request);
-            }
-            if (++field_lines_ > max_count) {
-                scanned_ = at + 1;
-                return fail(status::request_header_fields_too_large);
-            }
-        }
-        pos = at + 1;
-    }
-
-    if (head_end == 0) {
-        scanned_ = n;
-        if (line_end_ == 0) {
+            scanned_ = n;
             // The line will be at least one byte (its LF) longer than what is buffered.
             return n - start >= lim.max_request_line_bytes ? fail(status::uri_too_long) : parse_result{};
         }
-        if (n + 1 - line_end_ > lim.max_header_bytes) {
+        const auto at = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
+        scanned_ = at + 1;
+        if (at + 1 - start > lim.max_request_line_bytes) {
+            return fail(status::uri_too_long);
+        }
+        if (p[at - 1] != '\r') {
+            return fail(status::bad_request); // bare LF ends the request line
+        }
+        // A whole request line that is not valid ("GET /x" without a version) is refused now: no field line
+        // can mend it.
+        if (const status s = parse_request_line(p, start, at + 1, out, authority_); s != status::none) {
+            return fail(s);
+        }
+        out.framing = body_framing::none;
+        out.content_length = 0;
+        out.host = {};
+        line_end_ = at + 1;
+        line_start_ = line_end_;
+    }
+
+    // Field lines, each validated when its LF arrives; the empty line ends the head. Look-backs stay inside the
+    // buffer: p[at - 1] needs at >= line_start_ >= line_end_ >= 2.
+    const std::size_t max_count = std::min(lim.max_header_count, max_fields_capacity);
+    const bool http11 = out.version_minor == 1;
+    for (;;) {
+        const void* lf = std::memchr(p + scanned_, '\n', n - scanned_);
+        if (lf == nullptr) {
+            scanned_ = n;
+            // The header section will be at least one byte (an LF) longer than what is buffered.
+            return n + 1 - line_end_ > lim.max_header_bytes ? fail(status::request_header_fields_too_large)
+                                                            : parse_result{};
+        }
+        const auto at = static_cast<std::size_t>(static_cast<const char*>(lf) - p);
+        scanned_ = at + 1;
+        const bool head_ends = at == line_start_ + 1 && p[line_start_] == '\r';
+        // RFC 6585 §5: the header section (after the request line, through the empty line) as a prefix ending
+        // at this LF proves it: whole when the head ends here, else at least one byte longer.
+        if (at + (head_ends ? 1 : 2) - line_end_ > lim.max_header_bytes) {
             return fail(status::request_header_fields_too_large);
         }
-        return {};
+        if (head_ends) {
+            return finish(at + 1, out);
+        }
+        if (p[at - 1] != '\r') {
+            return fail(status::bad_request); // a bare LF
+        }
+        if (field_count_ == max_count) {
+            return fail(status::request_header_fields_too_large);
+        }
+        // The line p[line_start_, at] ends in CRLF and holds no other LF, so the scans stop inside it.
+        field& f = out.fields[field_count_];
+        std::size_t i = line_start_;
+        if (!scan_field_line(p, i, f)) {
+            return fail(status::bad_request);
+        }
+        ++field_count_;
+        if (const status s = note_field(f, http11, out, facts_); s != status::none) {
+            return fail(s);
+        }
+        line_start_ = at + 1;
     }
-    if (const status s = parse_head(p, start, line_end_, head_end, out); s != status::none) {
-        return fail(s);
+}
+
+// The empty line ended the head at head_end: the rules that need every field.
+parse_result request_parser::finish(std::size_t head_end, request_head& out) noexcept {
+    const bool http11 = out.version_minor == 1;
+    if (http11 && !facts_.host_seen) {
+        return fail(status::bad_request); // RFC 9112 §3.2: a 1.1 request without Host
     }
+    if (!authority_.empty()) {
+        out.host = authority_; // RFC 9112 §3.2.2: the target's authority, not the Host field
+    }
+    out.field_count = field_count_;
+    out.framing = facts_.chunked               ? body_framing::chunked
+                  : facts_.content_length_seen ? body_framing::content_length
+                                               : body_framing::none;
+    // RFC 9112 §9.3: 1.1 persists unless "close"; 1.0 only with "keep-alive".
+    out.keep_alive = !facts_.close && (http11 || facts_.keep_alive);
+    // RFC 9110 §10.1.1: a 100-continue expectation in a 1.0 request is ignored.
+    out.expect_continue = http11 && facts_.expect_continue;
     return {parse_status::complete, head_end, status::none};
 }
 

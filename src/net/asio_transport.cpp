@@ -4,6 +4,11 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
+
+#include <algorithm>
+
 namespace hotpath::net {
 
 namespace asio = boost::asio;
@@ -48,15 +53,32 @@ void asio_transport::do_read() {
 
 void asio_transport::write(std::string_view bytes) {
     writing_ = true;
-    asio::async_write(socket_, asio::buffer(bytes.data(), bytes.size()),
-                      [this](const boost::system::error_code& ec, std::size_t) {
-                          writing_ = false;
-                          if (closed_) {
-                              maybe_closed();
-                              return;
-                          }
-                          owner_.on_transport_written(to_std(ec));
-                      });
+    write_base_ = bytes_sent_;
+    // The completion condition sees the progress before each partial write: it records it and then decides
+    // as transfer_all() (the default) does.
+    asio::async_write(
+        socket_, asio::buffer(bytes.data(), bytes.size()),
+        [this](const boost::system::error_code& ec, std::size_t sent) {
+            bytes_sent_ = write_base_ + sent;
+            return asio::transfer_all()(ec, sent);
+        },
+        [this](const boost::system::error_code& ec, std::size_t sent) {
+            bytes_sent_ = write_base_ + sent;
+            writing_ = false;
+            if (closed_) {
+                maybe_closed();
+                return;
+            }
+            owner_.on_transport_written(to_std(ec));
+        });
+}
+
+std::uint64_t asio_transport::bytes_acknowledged() noexcept {
+    int queued = 0;
+    if (!socket_.is_open() || ::ioctl(socket_.native_handle(), SIOCOUTQ, &queued) != 0 || queued < 0) {
+        return bytes_sent_;
+    }
+    return bytes_sent_ - std::min<std::uint64_t>(bytes_sent_, static_cast<std::uint64_t>(queued));
 }
 
 void asio_transport::shutdown_send() {

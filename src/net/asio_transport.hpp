@@ -5,6 +5,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 
+#include <cstdint>
 #include <memory>
 
 namespace hotpath::net {
@@ -16,6 +17,7 @@ public:
     void start_reading() override;
     void stop_reading() override { want_read_ = false; }
     void write(std::string_view bytes) override;
+    std::uint64_t bytes_acknowledged() noexcept override;
     void shutdown_send() override;
     void close() override;
     peeked peek() noexcept override;
@@ -29,6 +31,8 @@ private:
     boost::asio::ip::tcp::socket socket_;
     transport_owner& owner_;
     std::unique_ptr<char[]> buffer_;
+    std::uint64_t bytes_sent_ = 0; // taken by the kernel, over the transport's life
+    std::uint64_t write_base_ = 0; // bytes_sent_ when the write in flight began
     bool want_read_ = false;
     bool reading_ = false;
     bool writing_ = false;

@@ -1,4 +1,4 @@
-// Opening a SO_REUSEPORT listener and its accept loop.
+// Opening a SO_REUSEPORT listener (claiming or joining its port) and its accept loop.
 #include "net/listener.hpp"
 
 #include <boost/asio/socket_base.hpp>
@@ -16,14 +16,10 @@ namespace hotpath::net {
 namespace asio = boost::asio;
 using asio::ip::tcp;
 
-result<std::unique_ptr<listener>> listener::open(loop& owner, const std::string& address, std::uint16_t port,
-                                                 int backlog) {
+result<std::unique_ptr<listener>> listener::open(loop& owner, const asio::ip::address& address, std::uint16_t port,
+                                                 int backlog, port_share share) {
     boost::system::error_code ec;
-    const auto ip = asio::ip::make_address(address, ec);
-    if (ec) {
-        return std::error_code(ec.value(), std::system_category());
-    }
-    tcp::endpoint endpoint{ip, port};
+    tcp::endpoint endpoint{address, port};
     tcp::acceptor acceptor{owner.context()};
     auto fail = [](const boost::system::error_code& e) { return std::error_code(e.value(), std::system_category()); };
     if (acceptor.open(endpoint.protocol(), ec); ec) {
@@ -33,15 +29,24 @@ result<std::unique_ptr<listener>> listener::open(loop& owner, const std::string&
         return fail(ec);
     }
     int one = 1;
-    if (::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) != 0) {
+    const auto reuse_port = [&acceptor, &one] {
+        return ::setsockopt(acceptor.native_handle(), SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one)) == 0;
+    };
+    if (share == port_share::join && !reuse_port()) {
         return std::error_code(errno, std::system_category());
     }
     // Accepted sockets inherit TCP_NODELAY from the listener on Linux: no system call per connection for it.
     if (::setsockopt(acceptor.native_handle(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one)) != 0) {
         return std::error_code(errno, std::system_category());
     }
+    // Claiming, the bind itself is the check that no other socket holds the port: a socket without SO_REUSEPORT
+    // cannot share it with any. SO_REUSEPORT set after the bind and before listen() is what the kernel looks at
+    // when the joining sockets bind, and puts this socket in their group when it starts listening.
     if (acceptor.bind(endpoint, ec); ec) {
         return fail(ec);
+    }
+    if (share == port_share::claim && !reuse_port()) {
+        return std::error_code(errno, std::system_category());
     }
     if (acceptor.listen(backlog, ec); ec) {
         return fail(ec);

@@ -1,4 +1,4 @@
-// A listening socket on one loop: SO_REUSEPORT so each loop accepts its own share of connections.
+// A listening socket on one loop: SO_REUSEPORT so each loop of a server accepts its own share of connections.
 #pragma once
 
 #include "core/counter.hpp"
@@ -7,6 +7,7 @@
 #include "net/timer.hpp"
 #include "net/uring.hpp"
 
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include <cstdint>
@@ -16,15 +17,26 @@
 
 namespace hotpath::net {
 
+// How a listener takes its port. A server's first listener claims it: it binds without SO_REUSEPORT, so that a
+// port any other socket holds, of this process or another, hotpath or not, is refused (EADDRINUSE) as nginx or
+// Kestrel would; it sets SO_REUSEPORT once bound. The others join it: SO_REUSEPORT before binding, so that they
+// share the claimed port and the kernel spreads its connections over them.
+enum class port_share : std::uint8_t { claim, join };
+
 class listener {
 public:
     using accept_fn = std::function<void(boost::asio::ip::tcp::socket)>;
     using accept_fd_fn = std::function<void(int fd)>;
 
-    // Binds address:port on `owner` with SO_REUSEADDR and SO_REUSEPORT. Port 0 picks a free port; open the
-    // other loops' listeners on port() to share it. Errors (address in use, bad address) are values.
-    static result<std::unique_ptr<listener>> open(loop& owner, const std::string& address, std::uint16_t port,
-                                                  int backlog);
+    // Binds address:port on `owner` with SO_REUSEADDR (a restart finds the port free despite TIME_WAIT), claiming
+    // or joining the port as `share` says. Port 0 picks a free port (claim only); open the other loops' listeners
+    // on port() with port_share::join. Errors are values: std::errc::address_in_use when the port is taken.
+    //
+    // What remains: once claimed, the port has SO_REUSEPORT set, and the kernel lets any socket of the same
+    // user that sets SO_REUSEPORT itself join it (that is the option's contract, the same for nginx's
+    // `reuseport`). A hotpath server never does, since it claims first; nothing is racy in the claim itself.
+    static result<std::unique_ptr<listener>> open(loop& owner, const boost::asio::ip::address& address,
+                                                  std::uint16_t port, int backlog, port_share share);
 
     std::uint16_t port() const noexcept { return port_; }
 

@@ -46,6 +46,11 @@ public:
     virtual void stop_reading() = 0;
     // Sends all of `bytes`, which must stay valid and unchanged until on_transport_written. One at a time.
     virtual void write(std::string_view bytes) = 0;
+    // Bytes of write() calls over the transport's life that the peer has acknowledged: those the kernel took,
+    // less those still in the socket's send queue (SIOCOUTQ). How a slow reader's progress is measured: the
+    // kernel takes bytes in large steps as its buffer frees, the peer acknowledges them as it reads. The count
+    // of bytes taken costs an addition per completion; this call costs a system call (for a once-a-second check).
+    virtual std::uint64_t bytes_acknowledged() noexcept = 0;
     // Sends FIN after pending writes (for a lingering close); reading goes on.
     virtual void shutdown_send() = 0;
     // Closes the socket, cancelling what is in flight; on_transport_closed follows once nothing is. Idempotent.

@@ -5,9 +5,12 @@
 
 
 #include <liburing.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace hotpath::net {
@@ -52,6 +55,14 @@ void uring_transport::write(std::string_view bytes) {
     sent_ = 0;
     send_pending_ = true;
     ring_.send(fd_, writing_.data(), writing_.size(), &send_op_);
+}
+
+std::uint64_t uring_transport::bytes_acknowledged() noexcept {
+    int queued = 0;
+    if (fd_ < 0 || ::ioctl(fd_, SIOCOUTQ, &queued) != 0 || queued < 0) {
+        return bytes_sent_;
+    }
+    return bytes_sent_ - std::min<std::uint64_t>(bytes_sent_, static_cast<std::uint64_t>(queued));
 }
 
 void uring_transport::shutdown_send() {
@@ -105,6 +116,7 @@ void uring_transport::on_send(uring_op* o, int res, unsigned) {
     auto* self = static_cast<op*>(o)->self;
     if (res >= 0 && !self->closed_) {
         self->sent_ += static_cast<std::size_t>(res);
+        self->bytes_sent_ += static_cast<std::size_t>(res);
         if (self->sent_ < self->writing_.size()) {
             self->ring_.send(self->fd_, self->writing_.data() + self->sent_, self->writing_.size() - self->sent_,
                              &self->send_op_);

@@ -15,6 +15,7 @@ public:
     void start_reading() override;
     void stop_reading() override;
     void write(std::string_view bytes) override;
+    std::uint64_t bytes_acknowledged() noexcept override;
     void shutdown_send() override;
     void close() override;
     peeked peek() noexcept override;
@@ -38,6 +39,7 @@ private:
     op cancel_op_;
     std::string_view writing_;
     std::size_t sent_ = 0;
+    std::uint64_t bytes_sent_ = 0; // taken by the kernel, over the transport's life
     bool want_read_ = false;
     bool recv_armed_ = false;
     bool send_pending_ = false;

@@ -59,6 +59,9 @@ connection::connection(worker& owner)
     // A new connection must send its first request head within the headers timeout (as Kestrel does).
     timeout_ = timeout_kind::headers;
     deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
+    const auto& limits = owner_.options.limits;
+    response_credit_bytes_ = static_cast<double>(limits.min_response_bytes_per_second) *
+                             static_cast<double>(limits.min_response_rate_grace.count());
 }
 
 connection::~connection() {
@@ -410,10 +413,14 @@ void connection::arm_read_timeout() {
     }
 }
 
-// Answers a request the connection could not accept, then closes (RFC 9112 §9.6: a message whose framing is
-// in doubt leaves the connection unusable).
+// Answers a request the connection could not accept (malformed, or over a limit), then closes.
 void connection::fail(http::status s, std::string_view detail) {
     owner_.stats.bad_requests.add();
+    answer_and_close(s, detail);
+}
+
+// Answers `s` and closes (RFC 9112 §9.6: a message whose framing is in doubt leaves the connection unusable).
+void connection::answer_and_close(http::status s, std::string_view detail) {
     owner_.stats.responses_by_class[std::min(http::to_int(s) / 100, 5u)].add();
     res_.clear();
     reset_json_arena(*arena_);
@@ -439,7 +446,6 @@ void connection::do_write() {
     }
     std::swap(out_, writing_);
     write_pending_ = true;
-    write_started_ = owner_.loop.now(); // the deadline is worked out by on_tick, off the request path
     transport_->write(writing_);
 }
 
@@ -483,14 +489,40 @@ void connection::do_linger() {
     transport_->start_reading();
 }
 
+// The minimum response rate (Kestrel's MinResponseDataRate, measured as progress): while responses wait to be
+// sent, the client owes limits.min_response_bytes_per_second and pays with every byte it acknowledges. It may fall
+// behind by the grace period's worth of bytes, and no further; its credit never exceeds that, so however fast it
+// read before, a stall is noticed after the grace period. In other words, over any span during which responses
+// wait, the client must take at least rate × (span − grace) bytes. Measured from the first tick that sees a write
+// waiting; a tick with nothing left to send restores the full credit. Only the tick does this (a system call per
+// connection with a write waiting): nothing is added to the write path.
+bool connection::response_too_slow(net::clock::time_point now) noexcept {
+    const auto& limits = owner_.options.limits;
+    const auto rate = static_cast<double>(limits.min_response_bytes_per_second);
+    const double allowance = rate * static_cast<double>(limits.min_response_rate_grace.count());
+    if (!write_pending_) {
+        response_credit_bytes_ = allowance;
+        writing_at_tick_ = false;
+        return false;
+    }
+    const std::uint64_t acknowledged = transport_->bytes_acknowledged();
+    if (writing_at_tick_) {
+        const std::chrono::duration<double> owed_for = now - last_tick_;
+        response_credit_bytes_ =
+            std::min(allowance, response_credit_bytes_ + static_cast<double>(acknowledged - acknowledged_at_tick_) -
+                                    rate * owed_for.count());
+    }
+    acknowledged_at_tick_ = acknowledged;
+    last_tick_ = now;
+    writing_at_tick_ = true;
+    return response_credit_bytes_ < 0;
+}
+
 void connection::on_tick(net::clock::time_point now) {
     const auto& limits = owner_.options.limits;
-    // Each write gets the grace period plus its size at the minimum response rate.
-    if (const auto rate = limits.min_response_bytes_per_second;
-        write_pending_ && rate != 0 &&
-        now >= write_started_ + limits.min_response_rate_grace + std::chrono::seconds{writing_.size() / rate}) {
+    if (limits.min_response_bytes_per_second != 0 && response_too_slow(now)) {
         // The client stopped taking its responses: nothing more can be said to it.
-        owner_.stats.timeouts.add();
+        owner_.stats.response_timeouts.add();
         close();
         return;
     }
@@ -499,9 +531,9 @@ void connection::on_tick(net::clock::time_point now) {
         return;
     case timeout_kind::headers:
         if (now >= deadline_) {
-            owner_.stats.timeouts.add();
+            owner_.stats.header_timeouts.add();
             if (begin_ != end_) {
-                fail(http::status::request_timeout, "the request head did not arrive in time");
+                answer_and_close(http::status::request_timeout, "the request head did not arrive in time");
             } else {
                 close();
             }
@@ -509,7 +541,7 @@ void connection::on_tick(net::clock::time_point now) {
         return;
     case timeout_kind::idle:
         if (now >= deadline_) {
-            owner_.stats.timeouts.add();
+            owner_.stats.idle_timeouts.add();
             close();
         }
         return;
@@ -524,8 +556,8 @@ void connection::on_tick(net::clock::time_point now) {
         if (elapsed > limits.min_body_rate_grace) {
             const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
             if (body_received_ < limits.min_body_bytes_per_second * static_cast<std::uint64_t>(seconds)) {
-                owner_.stats.timeouts.add();
-                fail(http::status::request_timeout, "the request body is arriving too slowly");
+                owner_.stats.body_timeouts.add();
+                answer_and_close(http::status::request_timeout, "the request body is arriving too slowly");
             }
         }
         return;

@@ -63,6 +63,8 @@ private:
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
     void fail(http::status s, std::string_view detail);
+    void answer_and_close(http::status s, std::string_view detail);
+    bool response_too_slow(net::clock::time_point now) noexcept;
     void do_write();
     void do_linger();
     void arm_read_timeout();
@@ -107,10 +109,14 @@ private:
     bool linger_ = false;     // unread request bytes may follow: read and discard before closing
 
     // The read-side timeout. It runs only while the connection waits for the client's bytes: never while
-    // responses are still being written (the response-rate deadline covers that time).
+    // responses are still being written (the response rate covers that time).
     timeout_kind timeout_ = timeout_kind::headers;
     net::clock::time_point deadline_{};
-    net::clock::time_point write_started_{}; // while write_pending_: when writing_ was handed to the transport
+    // The response rate, measured on the tick (see response_too_slow): bytes the client may still fall behind.
+    double response_credit_bytes_ = 0;
+    std::uint64_t acknowledged_at_tick_ = 0; // while writing_at_tick_: transport_->bytes_acknowledged() then
+    net::clock::time_point last_tick_{};     // while writing_at_tick_: that tick
+    bool writing_at_tick_ = false;           // a write was pending at the last tick
     net::clock::time_point body_started_{};
     std::uint64_t body_received_ = 0;
 };

@@ -1,6 +1,7 @@
 // Starting the loops and listeners, accepting connections, and the graceful drain on stop.
 #include "server/server.hpp"
 
+#include "net/address.hpp"
 #include "net/uring.hpp"
 #include "server/connection.hpp"
 #include "server/worker.hpp"
@@ -14,6 +15,34 @@
 #include <vector>
 
 namespace hotpath {
+
+namespace {
+
+sigset_t stop_signals() noexcept {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    return signals;
+}
+
+// Blocks the stop signals in the calling thread for as long as it lives, then restores its mask: threads started
+// meanwhile keep them blocked.
+class stop_signals_blocked {
+public:
+    stop_signals_blocked() noexcept {
+        const sigset_t signals = stop_signals();
+        pthread_sigmask(SIG_BLOCK, &signals, &previous_);
+    }
+    ~stop_signals_blocked() { pthread_sigmask(SIG_SETMASK, &previous_, nullptr); }
+    stop_signals_blocked(const stop_signals_blocked&) = delete;
+    stop_signals_blocked& operator=(const stop_signals_blocked&) = delete;
+
+private:
+    sigset_t previous_{};
+};
+
+} // namespace
 
 void worker::on_connection_gone() {
     if (draining && connection_count == 0) {
@@ -30,6 +59,7 @@ struct server::impl {
     std::vector<std::unique_ptr<worker>> workers;
     std::vector<std::thread> threads;
     std::uint16_t port = 0;
+    std::string address; // the bound address as text
     std::once_flag stop_once;
     bool started = false;
     bool use_uring = false;
@@ -118,6 +148,10 @@ result<void> server::start() {
     if (n == 0) {
         n = std::max(1u, std::thread::hardware_concurrency());
     }
+    const auto address = net::resolve_listen_address(s.options.address);
+    if (!address) {
+        return address.error();
+    }
     // The first loop's ring decides: without io_uring here, `auto` falls back to epoll on every loop.
     s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
@@ -134,7 +168,9 @@ result<void> server::start() {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
         }
         w->use_uring = s.use_uring;
-        auto l = net::listener::open(w->loop, s.options.address, port, s.options.backlog);
+        // The first loop claims the port, so that one held by any other socket is refused; the others join it.
+        auto l = net::listener::open(w->loop, *address, port, s.options.backlog,
+                                     i == 0 ? net::port_share::claim : net::port_share::join);
         if (!l) {
             s.workers.clear();
             return l.error();
@@ -145,6 +181,9 @@ result<void> server::start() {
         s.workers.push_back(std::move(w));
     }
     s.port = port;
+    s.address = address->to_string();
+    // The loops never see SIGINT or SIGTERM (see block_stop_signals in server.hpp).
+    const stop_signals_blocked while_starting_loops;
     for (auto& w : s.workers) {
         worker* wp = w.get();
         if (wp->use_uring) {
@@ -161,6 +200,14 @@ result<void> server::start() {
 
 std::uint16_t server::port() const noexcept {
     return impl_->port;
+}
+
+const std::string& server::address() const noexcept {
+    return impl_->address;
+}
+
+std::string server::url() const {
+    return "http://" + net::host_port(impl_->address, impl_->port);
 }
 
 io_backend server::io() const noexcept {
@@ -192,18 +239,6 @@ void server::wait() {
     }
 }
 
-namespace {
-
-sigset_t stop_signals() noexcept {
-    sigset_t signals;
-    sigemptyset(&signals);
-    sigaddset(&signals, SIGINT);
-    sigaddset(&signals, SIGTERM);
-    return signals;
-}
-
-} // namespace
-
 void server::block_stop_signals() noexcept {
     const sigset_t signals = stop_signals();
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
@@ -211,16 +246,21 @@ void server::block_stop_signals() noexcept {
 
 void server::wait_for_stop_signal() {
     const sigset_t signals = stop_signals();
+    // Blocked before waiting: a signal left unblocked here would end the process instead of reaching sigwait.
+    pthread_sigmask(SIG_BLOCK, &signals, nullptr);
     int received = 0;
     sigwait(&signals, &received);
     stop();
     wait();
 }
 
-result<void> server::run_until_signal() {
+result<void> server::run_until_signal(const std::function<void(const server&)>& on_started) {
     block_stop_signals();
     if (auto started = start(); !started) {
         return started;
+    }
+    if (on_started) {
+        on_started(*this);
     }
     wait_for_stop_signal();
     return {};
@@ -239,9 +279,13 @@ server_stats server::stats() const noexcept {
         }
         total.bad_requests += s.bad_requests.get();
         total.handler_exceptions += s.handler_exceptions.get();
-        total.timeouts += s.timeouts.get();
+        total.header_timeouts += s.header_timeouts.get();
+        total.body_timeouts += s.body_timeouts.get();
+        total.response_timeouts += s.response_timeouts.get();
+        total.idle_timeouts += s.idle_timeouts.get();
         total.accept_pauses += s.accept_pauses.get();
     }
+    total.timeouts = total.header_timeouts + total.body_timeouts + total.response_timeouts;
     return total;
 }
 

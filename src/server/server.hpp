@@ -7,6 +7,7 @@
 #include "server/stats.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,8 @@ namespace hotpath {
 enum class io_backend : std::uint8_t { automatic, uring, epoll };
 
 struct server_options {
+    // An IPv4 or IPv6 address ("127.0.0.1", "::1", "0.0.0.0", "::"), or a host name that start() resolves to its
+    // first address ("localhost"); see net::resolve_listen_address.
     std::string address = "127.0.0.1";
     std::uint16_t port = 8080; // 0: pick a free port (see server::port())
     unsigned threads = 0;      // event loops; 0: one per core
@@ -34,10 +37,16 @@ public:
     server(const server&) = delete;
     server& operator=(const server&) = delete;
 
-    // Binds and starts the loops. Errors (address in use, bad address) are values; nothing is left running.
+    // Binds and starts the loops. Errors are values and nothing is left running: std::errc::address_in_use when
+    // another socket holds the port (another process's, hotpath or not: the loops of this server share it, no one
+    // else does), errc::invalid_address or errc::resolve_failed for options.address.
     result<void> start();
     // The bound port (after start).
     std::uint16_t port() const noexcept;
+    // The bound IP address as text, e.g. "127.0.0.1" or "::1" (after start; options.address once resolved).
+    const std::string& address() const noexcept;
+    // Where clients reach the server: "http://127.0.0.1:8080", "http://[::1]:8080" (after start; allocates).
+    std::string url() const;
     unsigned threads() const noexcept;
     // The backend in use after start(): uring or epoll.
     io_backend io() const noexcept;
@@ -49,13 +58,22 @@ public:
     // Blocks until every loop has ended.
     void wait();
 
-    // Blocks SIGINT and SIGTERM in the calling thread; call before start() so the loops inherit the mask and
-    // only wait_for_stop_signal() sees them.
+    // Stop signals. The loops never take SIGINT or SIGTERM: start() runs them with both blocked, so that a signal
+    // sent to the process goes to a thread that waits for it or, with none, ends the process as it would without
+    // a server. The simplest safe way is run_until_signal(); start() then wait_for_stop_signal() is safe too.
+
+    // Blocks SIGINT and SIGTERM in the calling thread (and the threads it starts later). Optional: call it before
+    // start() only to keep a signal that arrives between start() and wait_for_stop_signal(), which would
+    // otherwise end the process at once.
     static void block_stop_signals() noexcept;
-    // Waits for SIGINT or SIGTERM, then stop() and wait(): the graceful drain.
+    // Blocks SIGINT and SIGTERM in the calling thread (they stay blocked), waits for one, then stop() and wait():
+    // the graceful drain.
     void wait_for_stop_signal();
-    // block_stop_signals(), start(), wait_for_stop_signal(). Prints nothing; the caller reports.
-    result<void> run_until_signal();
+    // block_stop_signals(), start(), on_started(*this) on the calling thread once the port is bound (to learn
+    // port() or url() when port 0 was asked for), then wait_for_stop_signal(). Prints nothing; the caller
+    // reports. Returns start()'s error without calling on_started; what on_started throws propagates (the
+    // server is then stopped by its destructor).
+    result<void> run_until_signal(const std::function<void(const server&)>& on_started = {});
 
     server_stats stats() const noexcept;
 

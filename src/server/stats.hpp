@@ -15,8 +15,14 @@ struct loop_stats {
     counter responses_by_class[6]; // index = status / 100 (1xx..5xx)
     counter bad_requests;          // malformed or over a limit: answered 4xx/5xx by the connection, then closed
     counter handler_exceptions;    // exceptions escaping handlers, answered 500
-    counter timeouts;              // headers, idle keep-alive, body-rate and response-rate timeouts
-    counter accept_pauses;         // accepting paused: out of file descriptors or kernel memory
+    // Slow clients, counted apart from malformed requests (a 408 is not a bad request):
+    counter header_timeouts;   // a request head not whole within limits.request_headers_timeout: 408, or a close
+                               // when not one byte of it came
+    counter body_timeouts;     // a request body below limits.min_body_bytes_per_second: 408
+    counter response_timeouts; // responses taken below limits.min_response_bytes_per_second: closed
+    // Not a fault: an idle keep-alive connection closed after limits.keep_alive_timeout.
+    counter idle_timeouts;
+    counter accept_pauses; // accepting paused: out of file descriptors or kernel memory
 };
 
 // A plain copy, summed over loops.
@@ -26,9 +32,13 @@ struct server_stats {
     std::uint64_t connections_closed = 0;
     std::uint64_t requests = 0;
     std::uint64_t responses_by_class[6] = {};
-    std::uint64_t bad_requests = 0;
+    std::uint64_t bad_requests = 0; // malformed or over a limit; timeouts are not counted here
     std::uint64_t handler_exceptions = 0;
-    std::uint64_t timeouts = 0;
+    std::uint64_t timeouts = 0; // slow clients: header_timeouts + body_timeouts + response_timeouts
+    std::uint64_t header_timeouts = 0;
+    std::uint64_t body_timeouts = 0;
+    std::uint64_t response_timeouts = 0;
+    std::uint64_t idle_timeouts = 0; // idle keep-alive connections closed (not counted in timeouts)
     std::uint64_t accept_pauses = 0;
 };
 

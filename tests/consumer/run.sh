@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the built tree into a temporary prefix, then configures, builds and runs tests/consumer against it.
+# Installs the built tree into a temporary prefix, then configures, builds and runs tests/consumer against it:
+# once with the Boost hotpath was built with, once with a newer one (the installed config asks for a minimum).
 set -euo pipefail
 build_dir=$1
 source_dir=$(cd "$(dirname "$0")" && pwd)
@@ -22,3 +23,22 @@ cmake -S "$source_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/pref
 cmake --build "$work/build" >/dev/null
 test -n "$(find "$work/build" -name "all_headers.cpp.o")" || { echo "consumer: all_headers not built" >&2; exit 1; }
 "$work/build/consumer"
+
+# A Boost that says it is 1.99.0 and forwards to the real one, which is hidden from the search (under /lib as
+# well, where a merged /usr shows it too): what a consumer with a newer Boost than hotpath's build sees.
+real_dir=$(sed -n 's/^Boost_DIR:PATH=//p' "$build_dir/CMakeCache.txt")
+real_version=$(sed -n 's/^set(PACKAGE_VERSION \(.*\))$/\1/p' "$real_dir/BoostConfigVersion.cmake")
+newer="$work/newer-boost/Boost-1.99.0"
+mkdir -p "$newer"
+cat >"$newer/BoostConfig.cmake" <<CONFIG
+set(Boost_VERSION $real_version)
+include("$real_dir/BoostConfig.cmake")
+set(Boost_VERSION 1.99.0)
+CONFIG
+sed "s/^set(PACKAGE_VERSION .*)$/set(PACKAGE_VERSION 1.99.0)/" "$real_dir/BoostConfigVersion.cmake" >"$newer/BoostConfigVersion.cmake"
+cmake -S "$source_dir" -B "$work/build-newer" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release \
+    -DBoost_DIR="$newer" "-DCMAKE_IGNORE_PATH=$real_dir;${real_dir#/usr}" >"$work/newer.log" 2>&1 ||
+    { echo "the installed hotpath refuses a newer Boost:"; grep -A4 "CMake Error" "$work/newer.log"; exit 1; }
+cmake --build "$work/build-newer" >/dev/null
+"$work/build-newer/consumer" >/dev/null
+echo "a newer Boost is accepted"

@@ -488,12 +488,39 @@ const error_case error_cases[] = {
     {"TE two fields chunked then identity",
      "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: identity\r\n\r\n",
      status::not_implemented},
-    {"TE obs-fold", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n", status::bad_request},
+    // The empty coding is refused at its own line, before the fold that would have made it "chunked" arrives.
+    {"TE obs-fold", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\r\n chunked\r\n\r\n", status::not_implemented},
     {"TE obs-fold continuation", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n , identity\r\n\r\n",
      status::bad_request},
     {"TE space before colon", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding : chunked\r\n\r\n", status::bad_request},
     {"TE with vertical tab", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding:\vchunked\r\n\r\n", status::bad_request},
     {"TE with NUL", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\0\r\n\r\n"sv, status::bad_request},
+    // A whole line that cannot be valid is refused as soon as its LF arrives, not after the rest of the head
+    // (or the headers timeout): these inputs stop right after that line.
+    {"request line without version refused at once", "GET /plaintext\r\n", status::bad_request},
+    {"request line with HTTP/2.0 refused at once", "GET / HTTP/2.0\r\n", status::http_version_not_supported},
+    {"request line with lowercase version refused at once", "GET / http/1.1\r\n", status::bad_request},
+    {"asterisk-form without OPTIONS refused at once", "GET * HTTP/1.1\r\n", status::bad_request},
+    {"field without colon refused at once", "GET / HTTP/1.1\r\nHost a\r\n", status::bad_request},
+    {"space before colon refused at once", "GET / HTTP/1.1\r\nHost : a\r\n", status::bad_request},
+    {"obs-fold refused at once", "GET / HTTP/1.1\r\nHost: a\r\n folded\r\n", status::bad_request},
+    {"control in value refused at once", "GET / HTTP/1.1\r\nHost: a\r\nX: \x1b\r\n", status::bad_request},
+    {"second Host refused at once", "GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n", status::bad_request},
+    {"invalid Host refused at once", "GET / HTTP/1.1\r\nHost: a@b\r\n", status::bad_request},
+    {"bad Content-Length refused at once", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5x\r\n", status::bad_request},
+    {"CL then TE refused at once", "POST / HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\nTransfer-Encoding: chunked\r\n",
+     status::bad_request},
+    {"TE then CL refused at once", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nContent-Length: 5\r\n",
+     status::bad_request},
+    {"TE on 1.0 refused at once", "POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n", status::bad_request},
+    {"unknown TE refused at once", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\n",
+     status::not_implemented},
+    {"second TE refused at once",
+     "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\nTransfer-Encoding: chunked\r\n",
+     status::not_implemented},
+    // The first line that breaks a rule decides, whatever follows.
+    {"unknown TE then CL is 501", "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: gzip\r\nContent-Length: 5\r\n\r\n",
+     status::not_implemented},
 };
 
 class refuses : public testing::TestWithParam<error_case> {};
@@ -522,7 +549,11 @@ const std::string_view incomplete_cases[] = {
     "\r\n",
     "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\n",
     "\r\n\r\n\r\n\r\n\r\n\r\n\r\n\r\nG",
-    "GET /( HTTP/1.1\r\n", // past the method, syntax is checked once the head is whole
+    "GET /( HTTP/1.1\r\n", // a valid request line: its fields may follow
+    "GET / HTTP/1.1\r\nHost: a\r\nX: b\r\n",
+    "POST / HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n",
+    "GET / HTTP/1.1\r\nHost: a\r\nX: b", // the line is checked once its LF arrives
+    "GET / HTTP/1.1\r\nHost a",
 };
 
 class waits : public testing::TestWithParam<std::string_view> {};
@@ -536,7 +567,8 @@ INSTANTIATE_TEST_SUITE_P(request_parser, waits, testing::ValuesIn(incomplete_cas
 
 // ---------------------------------------------------------------------------------------------------------------
 // Limits, with small_limits: request line 32 bytes, header section 64 bytes, 3 fields. A limit is enforced as soon
-// as the buffered bytes prove it, and before any syntax check (so a prefix never answers differently).
+// as the buffered bytes prove it, before the syntax of the line whose end proves it (so a prefix never answers
+// differently); a line refused earlier decides.
 
 struct limit_case {
     std::string_view label;
@@ -576,7 +608,9 @@ const limit_case limit_cases[] = {
     {"header section over limit, incomplete",
      "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789\r\n\r", too_large},
     {"header section over limit beats syntax",
-     "GET / HTTP/1.0\r\nx : 0123456789abcdef0123456789abcdef0123456789abcdef012345678\r\n\r\n", too_large},
+     "GET / HTTP/1.0\r\nx : 0123456789abcdef0123456789abcdef0123456789abcdef0123456789\r\n\r\n", too_large},
+    {"bad field within limits beats the empty line over limit",
+     "GET / HTTP/1.0\r\nx : 0123456789abcdef0123456789abcdef0123456789abcdef012345678\r\n\r\n", bad},
     {"header section over limit, no LF at all",
      "GET / HTTP/1.0\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef", too_large},
     // Field counts.
@@ -586,6 +620,10 @@ const limit_case limit_cases[] = {
     {"empty fields over count limit", "GET / HTTP/1.0\r\na:\r\nb:\r\nc:\r\nd:\r\n\r\n", too_large},
     {"fields at count limit, incomplete", "GET / HTTP/1.1\r\nHost: a\r\nb: 1\r\nc: 2\r\n", waiting},
     {"bad field within limits", "GET / HTTP/1.1\r\nHost: a\r\nb : 1\r\n\r\n", bad},
+    {"bad request line beats a later header section over limit",
+     "GET /x\r\nx: 0123456789abcdef0123456789abcdef0123456789abcdef0123456789\r\n\r\n", bad},
+    {"bad field beats a later field over the count limit", "GET / HTTP/1.1\r\nHost: a\r\nb : 1\r\nc: 2\r\nd: 3\r\n\r\n",
+     bad},
 };
 
 class limited : public testing::TestWithParam<limit_case> {};

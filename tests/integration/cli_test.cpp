@@ -1,4 +1,5 @@
 // The `hotpath` binary as a child process: serve, answer real peers (curl), stop on SIGTERM, usage errors.
+#include "support/child_process.hpp"
 #include "support/raw_client.hpp"
 
 #include <gtest/gtest.h>
@@ -24,133 +25,9 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// A running `hotpath` with its stdout on a pipe. Killed (SIGKILL) on destruction if still running.
-// With max_fds, the child runs under that RLIMIT_NOFILE.
-class child {
-public:
-    explicit child(std::vector<std::string> args, rlim_t max_fds = 0) {
-        int out[2];
-        if (::pipe(out) != 0) {
-            return;
-        }
-        pid_ = ::fork();
-        if (pid_ == 0) {
-            ::dup2(out[1], STDOUT_FILENO);
-            ::dup2(out[1], STDERR_FILENO);
-            ::close(out[0]);
-            ::close(out[1]);
-            if (max_fds != 0) {
-                const rlimit limit{max_fds, max_fds};
-                ::setrlimit(RLIMIT_NOFILE, &limit);
-            }
-            std::vector<char*> argv;
-            argv.push_back(const_cast<char*>(HOTPATH_BINARY));
-            for (auto& a : args) {
-                argv.push_back(a.data());
-            }
-            argv.push_back(nullptr);
-            ::execv(HOTPATH_BINARY, argv.data());
-            ::_exit(127);
-        }
-        ::close(out[1]);
-        out_ = ::fdopen(out[0], "r");
-    }
-    ~child() {
-        if (pid_ > 0 && !exited_) {
-            ::kill(pid_, SIGKILL);
-            ::waitpid(pid_, nullptr, 0);
-        }
-        if (out_ != nullptr) {
-            std::fclose(out_);
-        }
-    }
-
-    // One line of output (without the newline); empty at EOF.
-    std::string line() {
-        char buf[4096];
-        if (out_ == nullptr || std::fgets(buf, sizeof(buf), out_) == nullptr) {
-            return {};
-        }
-        std::string s(buf);
-        if (!s.empty() && s.back() == '\n') {
-            s.pop_back();
-        }
-        return s;
-    }
-    // Everything until EOF.
-    std::string rest() {
-        std::string all;
-        char buf[4096];
-        std::size_t n = 0;
-        while (out_ != nullptr && (n = std::fread(buf, 1, sizeof(buf), out_)) > 0) {
-            all.append(buf, n);
-        }
-        return all;
-    }
-    void signal(int sig) { ::kill(pid_, sig); }
-    // User plus system CPU time so far, from /proc.
-    std::chrono::milliseconds cpu_time() const {
-        FILE* f = std::fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");
-        if (f == nullptr) {
-            return {};
-        }
-        char buf[1024] = {};
-        const std::size_t n = std::fread(buf, 1, sizeof(buf) - 1, f);
-        std::fclose(f);
-        // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
-        const char* p = std::strrchr(buf, ')');
-        unsigned long long utime = 0;
-        unsigned long long stime = 0;
-        if (p == nullptr || n == 0 ||
-            std::sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime, &stime) != 2) {
-            return {};
-        }
-        return std::chrono::milliseconds{(utime + stime) * 1000 /
-                                         static_cast<unsigned long long>(::sysconf(_SC_CLK_TCK))};
-    }
-    // The exit code, or -1 when it did not exit within `timeout` or died of a signal.
-    int wait_exit(std::chrono::milliseconds timeout = 10s) {
-        const auto deadline = std::chrono::steady_clock::now() + timeout;
-        while (std::chrono::steady_clock::now() < deadline) {
-            int st = 0;
-            if (::waitpid(pid_, &st, WNOHANG) == pid_) {
-                exited_ = true;
-                return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-            }
-            std::this_thread::sleep_for(10ms);
-        }
-        return -1;
-    }
-
-private:
-    pid_t pid_ = -1;
-    FILE* out_ = nullptr;
-    bool exited_ = false;
-};
-
-std::uint16_t port_from(const std::string& announcement) {
-    std::smatch m;
-    static const std::regex re(R"(http://127\.0\.0\.1:(\d+))");
-    if (!std::regex_search(announcement, m, re)) {
-        return 0;
-    }
-    return static_cast<std::uint16_t>(std::stoi(m[1]));
-}
-
-std::string run_curl(const std::string& args) {
-    std::string out;
-    FILE* p = ::popen(("curl -sS --max-time 5 " + args + " 2>&1").c_str(), "r");
-    if (p == nullptr) {
-        return out;
-    }
-    char buf[4096];
-    std::size_t n = 0;
-    while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) {
-        out.append(buf, n);
-    }
-    ::pclose(p);
-    return out;
-}
+using test::child;
+using test::port_from;
+using test::run_curl;
 
 TEST(cli_test, serve_platform_answers_curl_and_stops_cleanly_on_sigterm) {
     child c({"serve", "platform", "--port", "0", "--threads", "2"});
@@ -254,16 +131,37 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
     }
 }
 
+// A second server on a port the first holds does not start and split the traffic with it (SO_REUSEPORT would
+// let it): it stops at once, saying why, as nginx or Kestrel do.
 TEST(cli_test, port_in_use_is_a_clear_error) {
-    child first({"serve", "platform", "--port", "0"});
+    child first({"serve", "platform", "--port", "0", "--threads", "2"});
     const auto port = port_from(first.line());
     ASSERT_NE(port, 0);
-    // SO_REUSEPORT lets processes of the same user share a port; a different address family is refused
-    // the same way, so bind a bad address instead to see the error path.
-    child second({"serve", "platform", "--port", "0", "--address", "256.1.1.1"});
-    const std::string out = second.rest();
-    EXPECT_EQ(second.wait_exit(), 1) << out;
+    child second({"serve", "platform", "--port", std::to_string(port), "--threads", "2"});
+    const std::string out = second.line(); // its error, or (were it to share the port) its announcement
+    EXPECT_EQ(second.wait_exit(5s), 1) << out;
     EXPECT_NE(out.find("cannot listen"), std::string::npos) << out;
+    EXPECT_NE(out.find("Address already in use"), std::string::npos) << out;
+    // The first one serves on.
+    EXPECT_EQ(run_curl("http://127.0.0.1:" + std::to_string(port) + "/plaintext"), "Hello, World!");
+
+    child bad_address({"serve", "platform", "--port", "0", "--address", "256.1.1.1"});
+    const std::string bad = bad_address.rest();
+    EXPECT_EQ(bad_address.wait_exit(), 1) << bad;
+    EXPECT_NE(bad.find("cannot listen"), std::string::npos) << bad;
+    EXPECT_NE(bad.find("an address is needed"), std::string::npos) << bad;
+}
+
+// --address takes a host name as well as an address.
+TEST(cli_test, serve_listens_on_a_host_name) {
+    child c({"serve", "platform", "--port", "0", "--address", "localhost"});
+    const std::string hello = c.line();
+    std::smatch m;
+    static const std::regex re(R"(http://[^ ]*:(\d+))");
+    ASSERT_TRUE(std::regex_search(hello, m, re)) << hello;
+    EXPECT_EQ(run_curl("http://localhost:" + m[1].str() + "/plaintext"), "Hello, World!");
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
 }
 
 TEST(cli_test, load_reports_and_gates_on_thresholds) {
@@ -366,6 +264,36 @@ TEST(cli_test, help_explains_every_option) {
           "--keepalive-timeout", "--drain-timeout", "--min-body-rate", "--min-response-rate"}) {
         EXPECT_NE(out.find(opt), std::string::npos) << opt;
     }
+}
+
+// The exit line tells slow clients (408, closed) apart from malformed requests, and an IPv6 listener is announced
+// with its address in brackets.
+TEST(cli_test, the_exit_line_counts_timeouts_apart_and_ipv6_urls_have_brackets) {
+    child c({"serve", "platform", "--port", "0", "--threads", "1", "--headers-timeout", "1", "--address", "::1"});
+    const std::string hello = c.line();
+    EXPECT_NE(hello.find("on http://[::1]:"), std::string::npos) << hello;
+    std::smatch m;
+    static const std::regex re(R"(\]:(\d+) with)");
+    ASSERT_TRUE(std::regex_search(hello, m, re)) << hello;
+    const int fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+    sockaddr_in6 a{};
+    a.sin6_family = AF_INET6;
+    a.sin6_port = htons(static_cast<std::uint16_t>(std::stoi(m[1])));
+    a.sin6_addr = in6addr_loopback;
+    ASSERT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::send(fd, "GET /plaintext HTTP/1.1\r\n", 25, 0), 25); // and never the rest of the head
+    char buf[512];
+    timeval wait{5, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &wait, sizeof(wait));
+    const ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0);
+    EXPECT_EQ(std::string(buf, static_cast<std::size_t>(n)).rfind("HTTP/1.1 408", 0), 0u);
+    ::close(fd);
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
+    const std::string rest = c.rest();
+    EXPECT_NE(rest.find("(0 malformed, 1 timed out, 0 handler errors)"), std::string::npos) << rest;
+    EXPECT_NE(rest.find("1 waiting for a request head"), std::string::npos) << rest;
 }
 
 } // namespace

@@ -180,6 +180,24 @@ TEST_F(limits_test, binary_input_is_refused_at_once) {
     EXPECT_TRUE(c.wait_closed());
 }
 
+// A line that is complete but cannot be valid is refused when its LF arrives: a request line without a version
+// (as a hand-typed "GET /hello" is) or a malformed field, with the head left open behind it.
+TEST_F(limits_test, complete_invalid_line_is_refused_at_once) {
+    http::limits l;
+    l.request_headers_timeout = 20s;
+    test_server srv(routes_, l);
+    for (const std::string_view bytes : {"GET /hello\r\n", "GET /hello HTTP/1.1\r\nHost t\r\n"}) {
+        raw_client c(srv.port());
+        const auto t0 = std::chrono::steady_clock::now();
+        c.send(bytes);
+        auto r = c.read_reply(3s);
+        ASSERT_TRUE(r) << bytes;
+        EXPECT_EQ(r->status, 400);
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
+        EXPECT_TRUE(c.wait_closed());
+    }
+}
+
 // A HEAD request's answer has no body, even when it is an error (RFC 9110 §9.3.2).
 TEST_F(limits_test, refused_head_request_gets_no_body) {
     test_server srv(routes_);
@@ -205,7 +223,11 @@ TEST_F(limits_test, slow_request_head_is_408_after_the_headers_timeout) {
     EXPECT_EQ(r->status, 408);
     EXPECT_TRUE(c.wait_closed());
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 900ms);
-    EXPECT_GE(srv.get().stats().timeouts, 1u);
+    // A slow client is a timeout, not a malformed request.
+    const auto s = srv.get().stats();
+    EXPECT_EQ(s.header_timeouts, 1u);
+    EXPECT_EQ(s.timeouts, 1u);
+    EXPECT_EQ(s.bad_requests, 0u);
 }
 
 TEST_F(limits_test, silent_new_connection_is_closed_after_the_headers_timeout) {
@@ -226,6 +248,11 @@ TEST_F(limits_test, idle_keep_alive_connection_is_closed) {
     const auto t0 = std::chrono::steady_clock::now();
     EXPECT_TRUE(c.wait_closed(5s));
     EXPECT_GE(std::chrono::steady_clock::now() - t0, 500ms);
+    // Closing an idle connection is no fault of the client's.
+    const auto s = srv.get().stats();
+    EXPECT_EQ(s.idle_timeouts, 1u);
+    EXPECT_EQ(s.timeouts, 0u);
+    EXPECT_EQ(s.bad_requests, 0u);
 }
 
 TEST_F(limits_test, body_slower_than_the_minimum_rate_is_408) {
@@ -238,6 +265,10 @@ TEST_F(limits_test, body_slower_than_the_minimum_rate_is_408) {
     auto r = c.read_reply(6s);
     ASSERT_TRUE(r);
     EXPECT_EQ(r->status, 408);
+    const auto s = srv.get().stats();
+    EXPECT_EQ(s.body_timeouts, 1u);
+    EXPECT_EQ(s.timeouts, 1u);
+    EXPECT_EQ(s.bad_requests, 0u);
 }
 
 // A client may pipeline many requests and read the answers later. While their responses wait for it, the
@@ -270,13 +301,22 @@ TEST_F(limits_test, pipelined_requests_behind_unread_responses_do_not_time_out) 
     EXPECT_TRUE(c.wait_closed(5s));
 }
 
-// A client that stops reading may not hold its connection (and the unsent response) forever: each write
-// must be taken at the minimum response rate. One that reads gets the same response whole.
+// Waits up to `timeout` for the server to count a response timeout; how long it took.
+std::chrono::steady_clock::duration wait_for_response_timeout(server& srv, std::chrono::milliseconds timeout) {
+    const auto t0 = std::chrono::steady_clock::now();
+    while (srv.stats().response_timeouts == 0 && std::chrono::steady_clock::now() - t0 < timeout) {
+        std::this_thread::sleep_for(20ms);
+    }
+    return std::chrono::steady_clock::now() - t0;
+}
+
+// A client that stops reading may not hold its connection (and the unsent response) forever: once it has taken
+// nothing for the grace period, it is closed, however large the response. One that reads gets it whole.
 TEST_F(limits_test, client_that_stops_reading_is_closed_at_the_response_rate) {
     http::limits l;
     l.min_response_bytes_per_second = 16 * 1024 * 1024;
     l.min_response_rate_grace = 1s;
-    const std::string huge(32 * 1024 * 1024, 'h'); // 1 s grace + 2 s at the rate; far over socket buffers
+    const std::string huge(32 * 1024 * 1024, 'h'); // far over socket buffers
     app a;
     a.get("/huge", [&huge](request&, response& res) { res.body(huge, "application/octet-stream"); });
     test_server srv(a, l);
@@ -290,16 +330,97 @@ TEST_F(limits_test, client_that_stops_reading_is_closed_at_the_response_rate) {
 
     raw_client stalled(srv.port());
     ASSERT_TRUE(stalled.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
-    const auto t0 = std::chrono::steady_clock::now();
-    while (srv.get().stats().timeouts == 0 && std::chrono::steady_clock::now() - t0 < 10s) {
-        std::this_thread::sleep_for(50ms);
-    }
-    EXPECT_EQ(srv.get().stats().timeouts, 1u);
-    EXPECT_GE(std::chrono::steady_clock::now() - t0, 2s); // not before its deadline
-    EXPECT_FALSE(stalled.read_reply(5s));                 // part of the response, then the close
+    const auto waited = wait_for_response_timeout(srv.get(), 10s);
+    EXPECT_EQ(srv.get().stats().response_timeouts, 1u);
+    EXPECT_EQ(srv.get().stats().bad_requests, 0u);
+    EXPECT_GE(waited, 1s);                // not before the grace period
+    EXPECT_FALSE(stalled.read_reply(5s)); // part of the response, then the close
     // The reader's connection is still served.
     ASSERT_TRUE(reader.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
     EXPECT_TRUE(reader.read_reply(10s));
+}
+
+// The rate is measured on progress, not granted per write: a large response that the client stops taking is cut
+// after the grace period, not after size / rate (16 MB at 32 KB/s would be 8.5 minutes).
+TEST_F(limits_test, large_echo_never_read_is_closed_after_the_grace_period) {
+    http::limits l;
+    l.min_response_bytes_per_second = 32 * 1024;
+    l.min_response_rate_grace = 1s;
+    test_server srv(routes_, l);
+    raw_client c(srv.port());
+    const std::string body(16 * 1024 * 1024, 'e');
+    ASSERT_TRUE(
+        c.send("POST /echo HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body));
+    const auto waited = wait_for_response_timeout(srv.get(), 10s);
+    EXPECT_EQ(srv.get().stats().response_timeouts, 1u);
+    EXPECT_LT(waited, 6s);
+    EXPECT_TRUE(c.wait_closed(10s));
+}
+
+// The same for pipelined requests whose responses are never read: each write is small, but the client's progress
+// is nil.
+TEST_F(limits_test, pipelined_requests_never_read_are_closed_after_the_grace_period) {
+    http::limits l;
+    l.min_response_bytes_per_second = 32 * 1024;
+    l.min_response_rate_grace = 1s;
+    const std::string big(256 * 1024, 'b');
+    app a;
+    a.get("/big", [&big](request&, response& res) { res.body(big, "application/octet-stream"); });
+    test_server srv(a, l);
+    raw_client c(srv.port());
+    std::string requests;
+    for (int i = 0; i < 100; ++i) { // 25 MB of responses
+        requests += "GET /big HTTP/1.1\r\nHost: t\r\n\r\n";
+    }
+    ASSERT_TRUE(c.send(requests));
+    const auto waited = wait_for_response_timeout(srv.get(), 12s);
+    EXPECT_EQ(srv.get().stats().response_timeouts, 1u);
+    EXPECT_LT(waited, 6s);
+    EXPECT_EQ(srv.get().stats().header_timeouts, 0u);
+}
+
+// Reads a response for `span` at about `bytes_per_second`, in pieces every 50 ms; stops early once the server
+// has counted a response timeout.
+void read_at(raw_client& c, std::size_t bytes_per_second, std::chrono::milliseconds span, server& srv) {
+    const std::size_t piece = bytes_per_second / 20;
+    const auto t0 = std::chrono::steady_clock::now();
+    for (auto next = t0; next - t0 < span && srv.stats().response_timeouts == 0; next += 50ms) {
+        std::this_thread::sleep_until(next);
+        for (std::size_t got = 0; got < piece;) {
+            const std::size_t n = c.read_some(piece - got, 1s);
+            if (n == 0) {
+                return;
+            }
+            got += n;
+        }
+    }
+}
+
+// A client that keeps reading, but slower than the minimum rate, is closed too; one just above it is not, however
+// long its responses wait (far past the grace period).
+TEST_F(limits_test, reading_below_the_minimum_rate_is_closed_and_above_it_is_served) {
+    http::limits l;
+    l.min_response_bytes_per_second = 512 * 1024;
+    l.min_response_rate_grace = 1s;
+    const std::string huge(48 * 1024 * 1024, 'h');
+    app a;
+    a.get("/huge", [&huge](request&, response& res) { res.body(huge, "application/octet-stream"); });
+    test_server srv(a, l);
+
+    raw_client fast_enough(srv.port());
+    ASSERT_TRUE(fast_enough.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
+    read_at(fast_enough, 1024 * 1024, 3500ms, srv.get());
+    EXPECT_EQ(srv.get().stats().response_timeouts, 0u);
+    auto r = fast_enough.read_reply(10s);
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body.size(), huge.size());
+
+    raw_client too_slow(srv.port());
+    ASSERT_TRUE(too_slow.send("GET /huge HTTP/1.1\r\nHost: t\r\n\r\n"));
+    const auto t0 = std::chrono::steady_clock::now();
+    read_at(too_slow, 256 * 1024, 10s, srv.get());
+    EXPECT_EQ(srv.get().stats().response_timeouts, 1u);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 8s);
 }
 
 TEST_F(limits_test, connections_over_the_maximum_are_closed_at_once) {

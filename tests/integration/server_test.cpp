@@ -1,4 +1,6 @@
 // The server over real loopback sockets: keep-alive, pipelining, bodies, routing, errors, shutdown.
+#include "core/error.hpp"
+#include "net/address.hpp"
 #include "net/sleep.hpp"
 #include "server/json.hpp"
 #include "server/server.hpp"
@@ -7,12 +9,19 @@
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <pthread.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include <charconv>
+#include <csignal>
+#include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <future>
 #include <optional>
 #include <stdexcept>
@@ -531,6 +540,179 @@ TEST_F(server_test, many_loops_share_one_port) {
         ASSERT_TRUE(c.send(get("/hello")));
         ASSERT_TRUE(c.read_reply());
     }
+}
+
+server_options options_on(std::string address, std::uint16_t port, unsigned threads = 1) {
+    server_options o;
+    o.address = std::move(address);
+    o.port = port;
+    o.threads = threads;
+    o.io = test::test_io();
+    return o;
+}
+
+// The loops of one server share its port; another server (another process, hotpath or not) may not join it, as
+// with nginx or Kestrel: start() says the address is in use.
+TEST_F(server_test, a_port_another_server_holds_is_refused) {
+    test_server first(routes_, {}, 2);
+    ASSERT_TRUE(first.ok());
+    server second(routes_, options_on("127.0.0.1", first.port(), 2));
+    const auto started = second.start();
+    ASSERT_FALSE(started);
+    EXPECT_EQ(started.error(), std::errc::address_in_use) << started.error().message();
+    EXPECT_EQ(second.threads(), 0u); // nothing left running
+    // The first server still has every connection.
+    for (int i = 0; i < 10; ++i) {
+        raw_client c(first.port());
+        ASSERT_TRUE(c.send(get("/hello")));
+        ASSERT_TRUE(c.read_reply());
+    }
+}
+
+// A socket of another program that asks to share the port (SO_REUSEPORT, same user) is no reason to share it.
+TEST_F(server_test, a_port_a_foreign_reuseport_socket_holds_is_refused) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    int one = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof(addr);
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), length), 0);
+    ASSERT_EQ(::listen(fd, 16), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length), 0);
+    server s(routes_, options_on("127.0.0.1", ntohs(addr.sin_port)));
+    const auto started = s.start();
+    EXPECT_FALSE(started);
+    EXPECT_EQ(started.error(), std::errc::address_in_use) << started.error().message();
+    ::close(fd);
+}
+
+TEST_F(server_test, listens_on_a_host_name) {
+    server s(routes_, options_on("localhost", 0, 2));
+    const auto started = s.start();
+    ASSERT_TRUE(started) << started.error().message();
+    EXPECT_TRUE(s.address() == "127.0.0.1" || s.address() == "::1") << s.address();
+    EXPECT_EQ(s.url(), "http://" + net::host_port(s.address(), s.port()));
+    raw_client c(s.port(), s.address());
+    ASSERT_TRUE(c.send(get("/hello")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "hello");
+    s.stop();
+    s.wait();
+}
+
+TEST_F(server_test, listens_on_ipv6_loopback) {
+    server s(routes_, options_on("::1", 0));
+    const auto started = s.start();
+    ASSERT_TRUE(started) << started.error().message();
+    EXPECT_EQ(s.address(), "::1");
+    EXPECT_EQ(s.url(), "http://[::1]:" + std::to_string(s.port()));
+    raw_client c(s.port(), "::1");
+    ASSERT_TRUE(c.connected());
+    ASSERT_TRUE(c.send(get("/hello")));
+    auto r = c.read_reply();
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->body, "hello");
+    s.stop();
+    s.wait();
+}
+
+// What is neither an address nor a host name is refused with a message that says an address is needed, without
+// a DNS query for something that looks like an address.
+TEST_F(server_test, refuses_what_is_not_an_address) {
+    for (const char* bad : {"256.1.1.1", "1::2::3", "", "127.0.0.1:80"}) {
+        server s(routes_, options_on(bad, 0));
+        const auto t0 = std::chrono::steady_clock::now();
+        const auto started = s.start();
+        ASSERT_FALSE(started) << bad;
+        EXPECT_EQ(started.error(), errc::invalid_address) << bad << ": " << started.error().message();
+        EXPECT_NE(started.error().message().find("address"), std::string::npos);
+        EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms) << bad;
+    }
+}
+
+TEST(host_port, brackets_ipv6_literals_only) {
+    EXPECT_EQ(net::host_port("::1", 8080), "[::1]:8080");
+    EXPECT_EQ(net::host_port("fe80::1", 80), "[fe80::1]:80");
+    EXPECT_EQ(net::host_port("[::1]", 80), "[::1]:80");
+    EXPECT_EQ(net::host_port("127.0.0.1", 8080), "127.0.0.1:8080");
+    EXPECT_EQ(net::host_port("localhost", 0), "localhost:0");
+}
+
+// Whether `pid`'s main thread sleeps in sigwait() (/proc shows the system call a sleeping thread is in). SigBlk
+// cannot tell: while the thread waits, the kernel lifts the block on the signals it waits for.
+bool main_thread_in_sigwait(pid_t pid) {
+    std::ifstream syscall("/proc/" + std::to_string(pid) + "/task/" + std::to_string(pid) + "/syscall");
+    long number = -1;
+    return (syscall >> number) && number == SYS_rt_sigtimedwait;
+}
+
+// A program that calls start() and then wait_for_stop_signal(), never block_stop_signals(), still drains on
+// SIGTERM: the loops never take the signal, and the waiting thread blocks it itself.
+TEST_F(server_test, sigterm_drains_without_block_stop_signals) {
+    int out[2];
+    ASSERT_EQ(::pipe(out), 0);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+        ::dup2(out[1], STDOUT_FILENO);
+        ::close(out[0]);
+        ::close(out[1]);
+        ::execl(SIGNAL_CHILD_BINARY, SIGNAL_CHILD_BINARY, static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    FILE* from_child = ::fdopen(out[0], "r");
+    unsigned port = 0;
+    ASSERT_EQ(std::fscanf(from_child, "%u", &port), 1);
+    raw_client busy(static_cast<std::uint16_t>(port));
+    ASSERT_TRUE(busy.send(get("/slow?ms=1000")));
+    // Signal once the child waits for it in sigwait (before that, SIGTERM ends a program that has not blocked it,
+    // with or without a server).
+    for (const auto t0 = std::chrono::steady_clock::now();
+         !main_thread_in_sigwait(pid) && std::chrono::steady_clock::now() - t0 < 5s;) {
+        std::this_thread::sleep_for(5ms);
+    }
+    std::this_thread::sleep_for(100ms); // the request is in its handler
+    ::kill(pid, SIGTERM);
+    auto r = busy.read_reply();
+    ASSERT_TRUE(r) << "the in-flight request was not answered";
+    EXPECT_EQ(r->body, "slow");
+    EXPECT_EQ(r->field("connection"), "close");
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        << (WIFSIGNALED(status) ? "killed by signal " + std::to_string(WTERMSIG(status)) : "exit status");
+    char line[128] = {};
+    EXPECT_NE(std::fgets(line, sizeof(line), from_child), nullptr);
+    EXPECT_NE(std::fgets(line, sizeof(line), from_child), nullptr);
+    EXPECT_EQ(std::string_view(line), "drained after 1 requests\n");
+    std::fclose(from_child);
+}
+
+// run_until_signal() tells the caller where it listens once it does, which port 0 leaves it no other way to learn.
+TEST_F(server_test, run_until_signal_reports_the_port_it_picked) {
+    server s(routes_, options_on("127.0.0.1", 0));
+    std::promise<std::string> started;
+    auto url = started.get_future();
+    std::thread runner([&] {
+        const auto ran = s.run_until_signal([&started](const server& running) { started.set_value(running.url()); });
+        EXPECT_TRUE(ran) << ran.error().message();
+    });
+    ASSERT_EQ(url.wait_for(5s), std::future_status::ready);
+    const std::string where = url.get();
+    EXPECT_EQ(where, "http://127.0.0.1:" + std::to_string(s.port()));
+    EXPECT_NE(s.port(), 0);
+    raw_client c(s.port());
+    ASSERT_TRUE(c.send(get("/hello")));
+    EXPECT_TRUE(c.read_reply());
+    // The runner blocked SIGTERM before starting: a signal to that thread reaches its sigwait, and it drains.
+    ::pthread_kill(runner.native_handle(), SIGTERM);
+    runner.join();
+    EXPECT_TRUE(c.wait_closed());
 }
 
 TEST_F(server_test, graceful_shutdown_completes_an_in_flight_request) {

@@ -16,16 +16,27 @@
 
 namespace hotpath::test {
 
-raw_client::raw_client(std::uint16_t port) {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+raw_client::raw_client(std::uint16_t port, const std::string& address) {
+    sockaddr_storage storage{};
+    socklen_t length = 0;
+    if (auto* v4 = reinterpret_cast<sockaddr_in*>(&storage);
+        ::inet_pton(AF_INET, address.c_str(), &v4->sin_addr) == 1) {
+        v4->sin_family = AF_INET;
+        v4->sin_port = htons(port);
+        length = sizeof(sockaddr_in);
+    } else if (auto* v6 = reinterpret_cast<sockaddr_in6*>(&storage);
+               ::inet_pton(AF_INET6, address.c_str(), &v6->sin6_addr) == 1) {
+        v6->sin6_family = AF_INET6;
+        v6->sin6_port = htons(port);
+        length = sizeof(sockaddr_in6);
+    } else {
+        return;
+    }
+    fd_ = ::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd_ < 0) {
         return;
     }
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_port = htons(port);
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) {
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&storage), length) != 0) {
         ::close(fd_);
         fd_ = -1;
         return;
@@ -38,12 +49,13 @@ raw_client::raw_client(std::uint16_t port) {
 }
 
 std::uint16_t raw_client::local_port() const noexcept {
-    sockaddr_in addr{};
+    sockaddr_storage addr{};
     socklen_t len = sizeof(addr);
     if (fd_ < 0 || ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
         return 0;
     }
-    return ntohs(addr.sin_port);
+    // sin_port and sin6_port lie at the same offset.
+    return ntohs(reinterpret_cast<const sockaddr_in*>(&addr)->sin_port);
 }
 
 raw_client::~raw_client() {
@@ -136,6 +148,20 @@ std::optional<http_reply> raw_client::read_reply(std::chrono::milliseconds timeo
     reply.body = buffer_.substr(0, length);
     buffer_.erase(0, length);
     return reply;
+}
+
+std::size_t raw_client::read_some(std::size_t max_bytes, std::chrono::milliseconds timeout) {
+    pollfd p{fd_, POLLIN, 0};
+    if (::poll(&p, 1, static_cast<int>(timeout.count())) <= 0) {
+        return 0;
+    }
+    char buf[65536];
+    const ssize_t n = ::recv(fd_, buf, std::min(max_bytes, sizeof(buf)), 0);
+    if (n <= 0) {
+        return 0;
+    }
+    buffer_.append(buf, static_cast<std::size_t>(n));
+    return static_cast<std::size_t>(n);
 }
 
 bool raw_client::wait_closed(std::chrono::milliseconds timeout) {

@@ -21,10 +21,11 @@ struct http_reply {
     }
 };
 
-// Connects to 127.0.0.1:port. Every read waits at most `timeout`; a test never hangs on a silent server.
+// Connects to address:port (an IPv4 or IPv6 literal). Every read waits at most `timeout`; a test never hangs on a
+// silent server.
 class raw_client {
 public:
-    explicit raw_client(std::uint16_t port);
+    explicit raw_client(std::uint16_t port, const std::string& address = "127.0.0.1");
     ~raw_client();
     raw_client(const raw_client&) = delete;
     raw_client& operator=(const raw_client&) = delete;
@@ -38,6 +39,9 @@ public:
     // timeout, close or malformed input.
     std::optional<http_reply> read_reply(std::chrono::milliseconds timeout = std::chrono::seconds{5},
                                          bool head_request = false);
+    // Reads what has arrived, at most `max_bytes`, waiting up to `timeout` for the first byte; the bytes join
+    // those read_reply parses. Returns their count: 0 on timeout, close or error.
+    std::size_t read_some(std::size_t max_bytes, std::chrono::milliseconds timeout);
     // True when the peer closes (EOF or reset) within `timeout`, discarding any bytes before.
     bool wait_closed(std::chrono::milliseconds timeout = std::chrono::seconds{5});
     // Bytes received and not taken by read_reply, including those wait_closed read before the close.
