@@ -35,7 +35,9 @@ void measure(const char* name, bool ring, int posts) {
     loop.stop();
     runner.join();
     std::sort(us.begin(), us.end());
-    const auto at = [&](double p) { return us[std::min(us.size() - 1, static_cast<std::size_t>(p / 100 * static_cast<double>(us.size())))]; };
+    const auto at = [&](double p) {
+        return us[std::min(us.size() - 1, static_cast<std::size_t>(p / 100 * static_cast<double>(us.size())))];
+    };
     std::printf("%-8s posts %d: p50 %.1f us  p99 %.1f us  p99.9 %.1f us  max %.1f us\n", name, posts, at(50), at(99),
                 at(99.9), us.back());
 }

@@ -70,9 +70,9 @@ struct load_flags {
         cmd.add_option("--warmup", warmup, "Leave this first period out of the results, e.g. 5s");
         one_value_each(cmd.add_option("--threshold", o.thresholds,
                                       "Pass/fail: p95<150ms, errors<8%, rps>1000 (repeatable; exit 3 on failure)"));
-        one_value_each(cmd.add_option("--expect-status", o.expect_status,
-                                      "A status that counts as success (repeatable), e.g. 404")
-                           ->check(CLI::Range(100u, 599u)));
+        one_value_each(
+            cmd.add_option("--expect-status", o.expect_status, "A status that counts as success (repeatable), e.g. 404")
+                ->check(CLI::Range(100u, 599u)));
         cmd.add_option("--json", json, "Also write the results as JSON (schema hotpath-load/1) to this file");
         cmd.add_flag("-q,--quiet", quiet, "No progress display");
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")

@@ -48,7 +48,8 @@ struct serve_flags {
             ->capture_default_str()
             ->check(not_negative());
         cmd.add_option("--min-response-rate", options.limits.min_response_bytes_per_second,
-                       "Bytes/s a client must keep reading responses at, measured on progress after a 5 s grace (closed below); "
+                       "Bytes/s a client must keep reading responses at, measured on progress after a 5 s grace "
+                       "(closed below); "
                        "0: no limit")
             ->capture_default_str()
             ->check(not_negative());
@@ -64,9 +65,7 @@ struct serve_flags {
         options.limits.request_headers_timeout = std::chrono::seconds{headers_timeout_s};
         options.limits.keep_alive_timeout = std::chrono::seconds{keep_alive_timeout_s};
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
-        options.io = io == "uring"   ? io_backend::uring
-                     : io == "epoll" ? io_backend::epoll
-                                     : io_backend::automatic;
+        options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
     }
 };
 

@@ -2,7 +2,7 @@
 // retry an idempotent request once on a stale pooled connection, give the connection back.
 #include "client/client.hpp"
 
-#include "client/connection.hpp"
+#include "client/client_connection.hpp"
 #include "client/pool.hpp"
 #include "client/url.hpp"
 #include "core/error.hpp"

@@ -1,9 +1,8 @@
 // Per-loop client state: host pools, deadlines on one timer, cancellations run from a fresh handler.
 #include "client/pool.hpp"
 
-#include "client/connection.hpp"
+#include "client/client_connection.hpp"
 #include "core/error.hpp"
-
 
 #include <algorithm>
 

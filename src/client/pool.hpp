@@ -6,7 +6,6 @@
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 
-
 #include <coroutine>
 #include <deque>
 #include <memory>

@@ -14,15 +14,16 @@ namespace {
 
 // The knobs a reason may name, as each source writes them.
 struct knob_names {
-    std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status,
-        threads;
+    std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads;
 };
 
-constexpr knob_names flag_names{"--rate",    "--stages", "--pipeline",      "--no-keepalive", "--warmup",
-                                "--max-connections", "-c", "--expect-status", "-t"};
-constexpr knob_names scenario_names{"load.rate",    "load.stages",       "load.pipeline",
-                                    "load.keep_alive = false", "load.warmup", "load.max_connections",
-                                    "load.connections", "load.expect_status", "load.threads"};
+constexpr knob_names flag_names{"--rate",   "--stages",          "--pipeline", "--no-keepalive",
+                                "--warmup", "--max-connections", "-c",         "--expect-status",
+                                "-t"};
+constexpr knob_names scenario_names{
+    "load.rate",   "load.stages",          "load.pipeline",    "load.keep_alive = false",
+    "load.warmup", "load.max_connections", "load.connections", "load.expect_status",
+    "load.threads"};
 
 std::string str(std::string_view s) {
     return std::string(s);
@@ -98,7 +99,10 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
     const bool scenario = !o.scenario.empty();
     if (scenario) {
         if (o.method || !o.headers.empty() || o.body || o.body_file) {
-            why = std::string(o.method ? "--method" : !o.headers.empty() ? "--header" : o.body ? "--body" : "--body-file") +
+            why = std::string(o.method             ? "--method"
+                              : !o.headers.empty() ? "--header"
+                              : o.body             ? "--body"
+                                                   : "--body-file") +
                   " does not apply with --scenario; set it per [[request]]";
             return false;
         }

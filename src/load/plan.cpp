@@ -5,9 +5,9 @@
 
 #include "http/request_head.hpp"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
-#include <algorithm>
 #include <cmath>
 #include <system_error>
 #include <thread>

@@ -56,7 +56,7 @@ struct results {
     std::uint64_t connect_failures = 0;   // attempts that failed (refused, unreachable, ...)
     std::uint64_t connections_opened = 0; // attempts that succeeded
     std::string connect_error;            // the first failed attempt's reason, "" if none failed
-    std::chrono::nanoseconds measured{}; // length of the measured window (warm-up excluded)
+    std::chrono::nanoseconds measured{};  // length of the measured window (warm-up excluded)
     std::vector<second_sample> seconds;
     std::vector<request_results> per_request; // one per scenario request, in the scenario's order
 

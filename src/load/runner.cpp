@@ -97,13 +97,11 @@ result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, 
                                                : elapsed / std::chrono::duration<double>(planned).count();
         // Only what is true so far: no p95 before a whole second has been measured, and the warm-up says so.
         const bool warming_up = now < start + p.warmup;
-        const std::string p95 =
-            warming_up ? "warming up"
-            : live.seconds_published.load() == 0
-                ? "p95 -"
-                : "p95 " + format_duration_ns(static_cast<double>(live.last_second_p95_ns.load()));
-        const std::string status =
-            fmt::format("{} {:.0f} req/s  {}  errors {}", where, rps, p95, live.errors.load());
+        const std::string p95 = warming_up ? "warming up"
+                                : live.seconds_published.load() == 0
+                                    ? "p95 -"
+                                    : "p95 " + format_duration_ns(static_cast<double>(live.last_second_p95_ns.load()));
+        const std::string status = fmt::format("{} {:.0f} req/s  {}  errors {}", where, rps, p95, live.errors.load());
         if (mode == progress_mode::terminal) {
             fmt::print(progress_out, "\r[{}] {}\x1b[K", bar(fraction, 30), status);
         } else {

@@ -22,10 +22,10 @@ unsigned share_of(unsigned total, unsigned index, unsigned count) noexcept {
 
 } // namespace
 
-worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count,
-               clock::time_point start, live_counters& live)
-    : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index),
-      timer_(loop_), start_(start), live_(live) {
+worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count, clock::time_point start,
+               live_counters& live)
+    : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index), timer_(loop_),
+      start_(start), live_(live) {
     double total_weight = 0;
     for (auto& spec : requests_or_default(p)) {
         prepared r;

@@ -90,8 +90,8 @@ private:
 // Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
 class worker {
 public:
-    worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count,
-           clock::time_point start, live_counters& live);
+    worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count, clock::time_point start,
+           live_counters& live);
     ~worker();
 
     // Runs the loop on the calling thread until this worker's share is done.

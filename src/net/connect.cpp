@@ -184,7 +184,7 @@ void connector::attempt::try_next(std::error_code last) {
         }
         self->socket.reset();
         self->try_next(e == asio::error::operation_aborted ? std::make_error_code(std::errc::operation_canceled)
-                                                            : std::error_code(e.value(), std::system_category()));
+                                                           : std::error_code(e.value(), std::system_category()));
     });
 }
 

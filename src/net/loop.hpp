@@ -146,7 +146,7 @@ private:
     std::shared_ptr<loop_mailbox> mailbox_;
 
     std::vector<std::pair<const void*, std::unique_ptr<loop_local>>> locals_; // destroyed first (~loop)
-    std::vector<std::shared_ptr<void>> kept_;                                  // released after the ring
+    std::vector<std::shared_ptr<void>> kept_;                                 // released after the ring
     std::vector<std::function<void(clock::time_point)>> ticks_;
     std::unique_ptr<timer> ticker_;
     clock::time_point now_;

@@ -4,7 +4,6 @@
 
 #include "net/loop.hpp"
 
-
 #include <liburing.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
@@ -138,8 +137,7 @@ bool uring::available() noexcept {
     return ok;
 }
 
-result<std::unique_ptr<uring>> uring::open(unsigned entries, unsigned buffer_count,
-                                           unsigned buffer_bytes) {
+result<std::unique_ptr<uring>> uring::open(unsigned entries, unsigned buffer_count, unsigned buffer_bytes) {
     const int known = known_available.load(std::memory_order_relaxed);
     if (known == 0 || (known < 0 && disabled_by_environment())) {
         known_available.store(0, std::memory_order_relaxed);

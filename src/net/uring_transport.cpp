@@ -3,7 +3,6 @@
 
 #include "net/loop.hpp"
 
-
 #include <liburing.h>
 #include <linux/sockios.h>
 #include <sys/ioctl.h>

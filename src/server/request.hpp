@@ -46,7 +46,7 @@ public:
     cancel_signal& aborted() const noexcept { return *aborted_; }
 
 private:
-    friend class connection;
+    friend class server_connection;
     const http::request_head* head_ = nullptr;
     http::route_params params_;
     std::string_view body_;

@@ -22,7 +22,7 @@ public:
     void problem(http::status s, std::string_view detail);
 
 private:
-    friend class connection;
+    friend class server_connection;
     friend json_arena& arena_of(response& res) noexcept;
     json_arena* arena_ = nullptr;
 };

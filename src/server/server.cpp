@@ -3,7 +3,7 @@
 
 #include "net/address.hpp"
 #include "net/uring.hpp"
-#include "server/connection.hpp"
+#include "server/server_connection.hpp"
 #include "server/worker.hpp"
 
 #include <atomic>
@@ -84,7 +84,7 @@ struct server::impl {
             socket.close(ignored);
             return;
         }
-        auto* c = new connection(w, std::move(socket)); // owns itself until on_transport_closed
+        auto* c = new server_connection(w, std::move(socket)); // owns itself until on_transport_closed
         c->start();
     }
 
@@ -93,7 +93,7 @@ struct server::impl {
             ::close(fd);
             return;
         }
-        auto* c = new connection(w, fd);
+        auto* c = new server_connection(w, fd);
         c->start();
     }
 
@@ -103,7 +103,7 @@ struct server::impl {
         if (w.listener) {
             w.listener->close();
         }
-        for (connection* c = w.first; c != nullptr; c = c->next) {
+        for (server_connection* c = w.first; c != nullptr; c = c->next) {
             c->drain();
         }
         if (w.connection_count == 0) {
@@ -112,14 +112,14 @@ struct server::impl {
         }
         // At the deadline, what is still running is cut (the loop then stops as the last connection goes).
         w.drain_timer.arm_after(options.limits.drain_timeout, [&w] {
-            for (connection* c = w.first; c != nullptr; c = c->next) {
+            for (server_connection* c = w.first; c != nullptr; c = c->next) {
                 c->abort();
             }
         });
     }
 
     void on_tick(worker& w, net::clock::time_point now) {
-        for (connection* c = w.first; c != nullptr; c = c->next) {
+        for (server_connection* c = w.first; c != nullptr; c = c->next) {
             c->on_tick(now);
         }
     }

@@ -12,7 +12,7 @@
 namespace hotpath {
 
 class app;
-class connection;
+class server_connection;
 struct server_options;
 
 struct worker {
@@ -27,7 +27,7 @@ struct worker {
     std::atomic<std::size_t>& open_connections; // across all workers, for limits.max_connections
 
     // Intrusive list of this loop's connections (each removes itself when destroyed).
-    connection* first = nullptr;
+    server_connection* first = nullptr;
     std::size_t connection_count = 0;
 
     bool use_uring = false; // accepted sockets go onto loop.ring()

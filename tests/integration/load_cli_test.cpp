@@ -122,10 +122,10 @@ TEST(load_cli_test, options_work_before_and_after_the_positional_arguments) {
     std::remove(json_a.c_str());
     std::remove(json_b.c_str());
     // The avatar takes two positionals: options before, between and after them.
-    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {"serve", "avatar", "--threads", "1", "0", "3"},
-             {"serve", "avatar", "0", "--threads", "1", "3"},
-             {"serve", "avatar", "0", "3", "--threads", "1"}}) {
+    for (const std::vector<std::string>& args :
+         std::vector<std::vector<std::string>>{{"serve", "avatar", "--threads", "1", "0", "3"},
+                                               {"serve", "avatar", "0", "--threads", "1", "3"},
+                                               {"serve", "avatar", "0", "3", "--threads", "1"}}) {
         child c(args);
         const std::string hello = c.line();
         EXPECT_NE(port_from(hello), 0) << joined(args) << ": " << hello;
@@ -173,7 +173,8 @@ TEST(load_cli_test, a_run_where_nothing_succeeded_exits_4_and_says_why) {
         const auto [code, out] = run(args);
         EXPECT_EQ(code, 4) << model << "\n" << out;
         EXPECT_NE(out.find("nothing succeeded; no connection could be opened (Connection refused)"), std::string::npos)
-            << model << "\n" << out;
+            << model << "\n"
+            << out;
         EXPECT_NE(out.find("0 errors"), std::string::npos) << "refused connections are not failed requests\n" << out;
     }
 }
@@ -186,8 +187,8 @@ TEST(load_cli_test, the_header_is_printed_as_the_run_starts) {
     const auto started = std::chrono::steady_clock::now();
     const std::string first = load.line();
     EXPECT_LT(std::chrono::steady_clock::now() - started, 1500ms) << "the header came only at the end";
-    EXPECT_EQ(first.rfind("hotpath load http://127.0.0.1:" + std::to_string(srv.port()) + "/plaintext: closed model", 0),
-              0u)
+    EXPECT_EQ(
+        first.rfind("hotpath load http://127.0.0.1:" + std::to_string(srv.port()) + "/plaintext: closed model", 0), 0u)
         << first;
     const std::string rest = load.rest();
     EXPECT_EQ(load.wait_exit(), 0) << rest;

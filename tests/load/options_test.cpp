@@ -69,7 +69,9 @@ TEST(options_test, conflicts_are_refused_naming_both_options) {
                   c.connections = 5;
               }).find("-c and vus stages"),
               std::string::npos);
-    EXPECT_NE(with([](load_options& c) { c.expect_status = {200, 700}; }).find("--expect-status takes statuses"),
+    EXPECT_NE(with([](load_options& c) {
+                  c.expect_status = {200, 700};
+              }).find("--expect-status takes statuses"),
               std::string::npos);
     EXPECT_NE(with([](load_options& c) { c.max_connections = 100; }).find("--max-connections applies to the open"),
               std::string::npos);

@@ -40,9 +40,9 @@ TEST(plan_test, urls) {
     ASSERT_TRUE(t) << why;
     EXPECT_EQ(t->host, "fe80::1");
     EXPECT_EQ(t->authority(), "[fe80::1]");
-    for (const char* bad : {"https://x/", "ftp://x", "http://", "http://x:0/", "http://x:70000/", "http://x:ab/",
-                            "http://u@x/", "http://x/a b", "http://[::1/", "http://[]/", "http://[::1]x/",
-                            "http://::1:80/", "http://[g::1]/"}) {
+    for (const char* bad :
+         {"https://x/", "ftp://x", "http://", "http://x:0/", "http://x:70000/", "http://x:ab/", "http://u@x/",
+          "http://x/a b", "http://[::1/", "http://[]/", "http://[::1]x/", "http://::1:80/", "http://[g::1]/"}) {
         why.clear();
         EXPECT_FALSE(parse_url(bad, why)) << bad;
         EXPECT_FALSE(why.empty()) << bad;

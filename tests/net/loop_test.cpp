@@ -437,9 +437,8 @@ TEST(loop_test, connects_to_addresses_and_names_and_reports_failures) {
     });
     EXPECT_FALSE(literal->error) << literal->error.message();
     EXPECT_GE(literal->fd, 0);
-    const auto named = attempt([&](net::connector& c, net::connector::done_fn done) {
-        c.start(l.get(), "localhost", port, std::move(done));
-    });
+    const auto named = attempt(
+        [&](net::connector& c, net::connector::done_fn done) { c.start(l.get(), "localhost", port, std::move(done)); });
     EXPECT_FALSE(named->error) << named->error.message() << " (localhost may resolve to ::1 first; then 127.0.0.1)";
     EXPECT_GE(named->fd, 0);
     const auto closed_socket = listening();

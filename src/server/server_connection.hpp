@@ -24,15 +24,15 @@ struct worker;
 // Owned by its worker's intrusive list and destroyed by itself once closed with no operation pending.
 // Requests on one connection are answered strictly in order (pipelining, RFC 9112 §9.3.2): all complete
 // requests in the read buffer are handled, their responses gathered in one buffer and written with one call.
-class connection final : public net::transport_owner {
+class server_connection final : public net::transport_owner {
 public:
     // Takes the accepted socket onto the loop's io_uring when it has one, else onto Asio's reactor.
-    connection(worker& owner, boost::asio::ip::tcp::socket socket);
+    server_connection(worker& owner, boost::asio::ip::tcp::socket socket);
     // Takes a connected fd accepted on the loop's io_uring.
-    connection(worker& owner, int fd);
-    ~connection();
-    connection(const connection&) = delete;
-    connection& operator=(const connection&) = delete;
+    server_connection(worker& owner, int fd);
+    ~server_connection();
+    server_connection(const server_connection&) = delete;
+    server_connection& operator=(const server_connection&) = delete;
 
     void start();
     // Once a second: enforce the headers, keep-alive, body-rate and response-rate timeouts.
@@ -42,14 +42,14 @@ public:
     // Close at once, abandoning any handler (drain timeout).
     void abort();
 
-    connection* prev = nullptr;
-    connection* next = nullptr;
+    server_connection* prev = nullptr;
+    server_connection* next = nullptr;
 
 private:
     enum class phase : std::uint8_t { head, body_length, body_chunked, ready, handler, closing };
     enum class timeout_kind : std::uint8_t { none, headers, idle, body_rate, linger };
 
-    explicit connection(worker& owner);
+    explicit server_connection(worker& owner);
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;

@@ -1,5 +1,5 @@
 // A pooled client connection: resolve, connect, then one request and one response at a time.
-#include "client/connection.hpp"
+#include "client/client_connection.hpp"
 
 #include "client/pool.hpp"
 #include "core/error.hpp"

@@ -1,5 +1,5 @@
 // The connection state machine: read, parse, route, run the handler, write, and the next request.
-#include "server/connection.hpp"
+#include "server/server_connection.hpp"
 
 #include "server/app.hpp"
 #include "server/server.hpp"
@@ -29,7 +29,7 @@ constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 
 } // namespace
 
-connection::connection(worker& owner, asio::ip::tcp::socket socket) : connection(owner) {
+server_connection::server_connection(worker& owner, asio::ip::tcp::socket socket) : server_connection(owner) {
     if (net::uring* ring = owner_.use_uring ? owner_.loop.ring() : nullptr) {
         const int fd = socket.release();
         transport_ = std::make_unique<net::uring_transport>(*ring, fd, *this);
@@ -38,11 +38,11 @@ connection::connection(worker& owner, asio::ip::tcp::socket socket) : connection
     }
 }
 
-connection::connection(worker& owner, int fd) : connection(owner) {
+server_connection::server_connection(worker& owner, int fd) : server_connection(owner) {
     transport_ = std::make_unique<net::uring_transport>(*owner_.loop.ring(), fd, *this);
 }
 
-connection::connection(worker& owner)
+server_connection::server_connection(worker& owner)
     : owner_(owner), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
       parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
     req_.head_ = &head_;
@@ -64,7 +64,7 @@ connection::connection(worker& owner)
                              static_cast<double>(limits.min_response_rate_grace.count());
 }
 
-connection::~connection() {
+server_connection::~server_connection() {
     if (prev != nullptr) {
         prev->next = next;
     } else {
@@ -79,17 +79,17 @@ connection::~connection() {
     owner_.on_connection_gone();
 }
 
-void connection::start() {
+void server_connection::start() {
     transport_->start_reading();
 }
 
-bool connection::idle() const noexcept {
+bool server_connection::idle() const noexcept {
     return phase_ == phase::head && begin_ == end_ && !write_pending_ && out_.empty();
 }
 
 // Makes room for `bytes` more after end_, moving the unprocessed bytes to the front of a (possibly larger)
 // buffer. The head's views point into the buffer, so a move during a body re-parses the head in place.
-bool connection::ensure_space(std::size_t bytes) {
+bool server_connection::ensure_space(std::size_t bytes) {
     if (capacity_ - end_ >= bytes) {
         return true;
     }
@@ -117,7 +117,7 @@ bool connection::ensure_space(std::size_t bytes) {
     return true;
 }
 
-void connection::on_transport_data(std::string_view bytes) {
+void server_connection::on_transport_data(std::string_view bytes) {
     if (closed_ || phase_ == phase::closing) {
         return; // lingering close: discard
     }
@@ -153,7 +153,7 @@ void connection::on_transport_data(std::string_view bytes) {
     }
 }
 
-void connection::on_transport_end(std::error_code) {
+void server_connection::on_transport_end(std::error_code) {
     if (closed_) {
         return;
     }
@@ -167,7 +167,7 @@ void connection::on_transport_end(std::error_code) {
     }
 }
 
-void connection::take_overflow() {
+void server_connection::take_overflow() {
     if (overflow_.empty()) {
         return;
     }
@@ -179,7 +179,7 @@ void connection::take_overflow() {
 }
 
 // Handles every complete request in the buffer, in order, then writes all their responses at once.
-void connection::do_process() {
+void server_connection::do_process() {
     take_overflow();
     while (!closed_ && out_.size() < out_high_water_bytes) {
         if (phase_ == phase::head && !do_head()) {
@@ -218,7 +218,7 @@ void connection::do_process() {
     }
 }
 
-bool connection::do_head() {
+bool server_connection::do_head() {
     if (begin_ == end_) {
         return false;
     }
@@ -266,7 +266,7 @@ bool connection::do_head() {
     return true;
 }
 
-bool connection::do_body() {
+bool server_connection::do_body() {
     if (phase_ == phase::body_length) {
         const std::size_t length = head_.content_length;
         const std::size_t have = end_ - begin_ - head_bytes_;
@@ -310,7 +310,7 @@ bool connection::do_body() {
     return false;
 }
 
-void connection::do_dispatch() {
+void server_connection::do_dispatch() {
     owner_.stats.requests.add();
     timeout_ = timeout_kind::none;
     req_.body_ = {in_.get() + begin_ + head_bytes_, body_bytes_};
@@ -347,7 +347,7 @@ void connection::do_dispatch() {
             h.sync(req_, res_);
         } else {
             handler_task_ = h.async(req_, res_);
-            if (!handler_task_.start(&connection::on_handler_done, this)) {
+            if (!handler_task_.start(&server_connection::on_handler_done, this)) {
                 return; // suspended: on_handler_done resumes the connection
             }
             error = handler_task_.error();
@@ -358,15 +358,15 @@ void connection::do_dispatch() {
     finish_handler(error);
 }
 
-void connection::on_handler_done(void* self) noexcept {
-    auto* c = static_cast<connection*>(self);
+void server_connection::on_handler_done(void* self) noexcept {
+    auto* c = static_cast<server_connection*>(self);
     c->finish_handler(c->handler_task_.error());
     if (!c->closed_) {
         c->do_process();
     }
 }
 
-void connection::finish_handler(const std::exception_ptr& error) {
+void server_connection::finish_handler(const std::exception_ptr& error) {
     if (error) {
         owner_.stats.handler_exceptions.add();
         res_.clear();
@@ -375,7 +375,7 @@ void connection::finish_handler(const std::exception_ptr& error) {
     finish_request();
 }
 
-void connection::finish_request() {
+void server_connection::finish_request() {
     const bool keep = head_.keep_alive && !owner_.draining;
     const auto field =
         !keep ? http::connection_field::close
@@ -399,7 +399,7 @@ void connection::finish_request() {
 
 // Waiting for the client again, with every response written: the keep-alive timeout when nothing of the next
 // request is here, else the headers timeout for the rest of its head.
-void connection::arm_read_timeout() {
+void server_connection::arm_read_timeout() {
     if (phase_ != phase::head || timeout_ != timeout_kind::none || write_pending_ || !out_.empty()) {
         return;
     }
@@ -414,13 +414,13 @@ void connection::arm_read_timeout() {
 }
 
 // Answers a request the connection could not accept (malformed, or over a limit), then closes.
-void connection::fail(http::status s, std::string_view detail) {
+void server_connection::fail(http::status s, std::string_view detail) {
     owner_.stats.bad_requests.add();
     answer_and_close(s, detail);
 }
 
 // Answers `s` and closes (RFC 9112 §9.6: a message whose framing is in doubt leaves the connection unusable).
-void connection::answer_and_close(http::status s, std::string_view detail) {
+void server_connection::answer_and_close(http::status s, std::string_view detail) {
     owner_.stats.responses_by_class[std::min(http::to_int(s) / 100, 5u)].add();
     res_.clear();
     reset_json_arena(*arena_);
@@ -434,7 +434,7 @@ void connection::answer_and_close(http::status s, std::string_view detail) {
     do_write();
 }
 
-void connection::do_write() {
+void server_connection::do_write() {
     if (write_pending_ || closed_) {
         return;
     }
@@ -449,7 +449,7 @@ void connection::do_write() {
     transport_->write(writing_);
 }
 
-void connection::on_transport_written(std::error_code error) {
+void server_connection::on_transport_written(std::error_code error) {
     write_pending_ = false;
     writing_.clear();
     if (closed_) {
@@ -470,7 +470,7 @@ void connection::on_transport_written(std::error_code error) {
     do_process();
 }
 
-void connection::do_linger() {
+void server_connection::do_linger() {
     if (timeout_ == timeout_kind::linger) {
         return;
     }
@@ -496,7 +496,7 @@ void connection::do_linger() {
 // wait, the client must take at least rate × (span − grace) bytes. Measured from the first tick that sees a write
 // waiting; a tick with nothing left to send restores the full credit. Only the tick does this (a system call per
 // connection with a write waiting): nothing is added to the write path.
-bool connection::response_too_slow(net::clock::time_point now) noexcept {
+bool server_connection::response_too_slow(net::clock::time_point now) noexcept {
     const auto& limits = owner_.options.limits;
     const auto rate = static_cast<double>(limits.min_response_bytes_per_second);
     const double allowance = rate * static_cast<double>(limits.min_response_rate_grace.count());
@@ -518,7 +518,7 @@ bool connection::response_too_slow(net::clock::time_point now) noexcept {
     return response_credit_bytes_ < 0;
 }
 
-void connection::on_tick(net::clock::time_point now) {
+void server_connection::on_tick(net::clock::time_point now) {
     const auto& limits = owner_.options.limits;
     if (limits.min_response_bytes_per_second != 0 && response_too_slow(now)) {
         // The client stopped taking its responses: nothing more can be said to it.
@@ -570,18 +570,18 @@ void connection::on_tick(net::clock::time_point now) {
     }
 }
 
-void connection::drain() {
+void server_connection::drain() {
     if (idle()) {
         close();
     }
     // Otherwise finish_request sees owner_.draining and answers with "Connection: close".
 }
 
-void connection::abort() {
+void server_connection::abort() {
     close();
 }
 
-void connection::close() {
+void server_connection::close() {
     if (closed_) {
         return;
     }
@@ -596,7 +596,7 @@ void connection::close() {
 }
 
 // The transport reports from a fresh handler with nothing in flight, so nothing refers to this any more.
-void connection::on_transport_closed() {
+void server_connection::on_transport_closed() {
     delete this;
 }
 

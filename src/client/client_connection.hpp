@@ -4,10 +4,9 @@
 #include "client/response.hpp"
 #include "http/body_reader.hpp"
 #include "http/response_parser.hpp"
-#include "net/loop.hpp"
 #include "net/connect.hpp"
+#include "net/loop.hpp"
 #include "net/transport.hpp"
-
 
 #include <memory>
 #include <optional>
