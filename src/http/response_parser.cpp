@@ -109,7 +109,13 @@ bool note_field(const field& f, field_facts& facts) noexcept {
 
 // Validates the status line p[0, line_end) (line_end is just past its LF, whose CR the scan checked) and fills
 // the head's status-line members. RFC 9112 §4: status-line = HTTP-version SP status-code SP [ reason-phrase ].
-bool parse_status_line(const char* p, std::size_t line_end, response_head& out) noexcept {
+struct status_line {
+    unsigned status = 0;
+    std::uint8_t version_minor = 1;
+    std::string_view reason;
+};
+
+bool parse_status_line(const char* p, std::size_t line_end, status_line& out) noexcept {
     // §2.3: HTTP-version = "HTTP/" DIGIT "." DIGIT, case-sensitive; only 1.0 and 1.1 are accepted.
     if (line_end < min_status_line_bytes || std::memcmp(p, version_prefix.data(), version_prefix.size()) != 0 ||
         (p[7] != '0' && p[7] != '1') || p[8] != ' ') {
@@ -146,9 +152,13 @@ status parse_head(const char* p, std::size_t head_end, std::size_t max_count, bo
     // An LF is found: the head's second-to-last LF is at head_end - 3 at the latest.
     const auto* first_lf = static_cast<const char*>(std::memchr(p, '\n', head_end));
     const auto line_end = static_cast<std::size_t>(first_lf - p) + 1;
-    if (!parse_status_line(p, line_end, out)) {
+    status_line line;
+    if (!parse_status_line(p, line_end, line)) {
         return status::bad_request;
     }
+    out.status = line.status;
+    out.version_minor = line.version_minor;
+    out.reason = line.reason;
     out.field_count = 0;
 
     field_facts facts;
@@ -194,6 +204,29 @@ status parse_head(const char* p, std::size_t head_end, std::size_t max_count, bo
     }
     // A close-delimited body ends the connection; after 101 it speaks another protocol (RFC 9110 §15.2.2).
     out.keep_alive = keep_alive && out.framing != body_framing::until_close && out.status != 101;
+    return status::none;
+}
+
+// Checks the complete line p[start, end) (end just past its LF, after a CR) that is line number `index` of the
+// head (0: the status line): the same rules parse_head() applies, and a Content-Length that cannot be one.
+status check_line(const char* p, std::size_t start, std::size_t end, std::size_t index,
+                  std::size_t max_count) noexcept {
+    if (index == 0) {
+        status_line line;
+        return parse_status_line(p, end, line) ? status::none : status::bad_request;
+    }
+    if (index > max_count) {
+        return status::request_header_fields_too_large;
+    }
+    field f;
+    std::size_t i = start;
+    if (!scan_field_line(p, i, f)) {
+        return status::bad_request;
+    }
+    std::uint64_t length = 0;
+    if (f.name.size() == 14 && iequals(f.name, "content-length") && !parse_content_length(f.value, length)) {
+        return status::bad_request;
+    }
     return status::none;
 }
 
@@ -247,6 +280,13 @@ parse_result response_parser::parse(std::string_view input, response_head& out, 
             head_end = at + 1;
             break;
         }
+        // A line is complete: check it now, in the order parse_head() would (the field count before a field's
+        // syntax), so that a split input answers as the whole one does.
+        if (const status s = check_line(p, line_start_, at + 1, lines_, max_count); s != status::none) {
+            return fail(s);
+        }
+        ++lines_;
+        line_start_ = at + 1;
         pos = at + 1;
     }
 

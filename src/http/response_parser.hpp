@@ -34,23 +34,30 @@ struct response_head {
 };
 
 // Parses one response head; a 1xx interim response (100 Continue) is returned as complete with its
-// status, and the caller parses again after it. Stateful only to avoid rescanning (as request_parser):
-// call reset() between responses. Errors (status 400 in parse_result::error means "malformed") cover:
-// a status line other than HTTP/1.0|1.1 SP 3DIGIT SP reason CRLF (a missing reason with its SP is
-// tolerated, RFC 9112 §4), invalid field syntax, obs-fold, bare CR or LF, Content-Length that is not
-// 1*DIGIT or that differs between fields, a head over limits.max_header_bytes + max_request_line_bytes
-// or with more than max_header_count fields (status 431 in error).
+// status, and the caller parses again after it. Each line is checked as soon as its LF arrives, so a status line
+// or a field line that cannot be valid is refused at once, not when the rest of the head (or a timeout) comes. Stateful
+// only to avoid rescanning (as request_parser): call reset() between responses. Errors (status 400 in
+// parse_result::error means "malformed") cover: a status line other than HTTP/1.0|1.1 SP 3DIGIT SP reason CRLF (a
+// missing reason with its SP is tolerated, RFC 9112 §4), invalid field syntax, obs-fold, bare CR or LF, Content-Length
+// that is not 1*DIGIT or that differs between fields, a head over limits.max_header_bytes + max_request_line_bytes or
+// with more than max_header_count fields (status 431 in error).
 class response_parser {
 public:
     explicit response_parser(const limits& l) noexcept : limits_(&l) {}
 
     // `head_request`: the request was HEAD, so no body follows whatever the fields say.
     parse_result parse(std::string_view input, response_head& out, bool head_request) noexcept;
-    void reset() noexcept { scanned_ = 0; }
+    void reset() noexcept {
+        scanned_ = 0;
+        line_start_ = 0;
+        lines_ = 0;
+    }
 
 private:
     const limits* limits_;
-    std::size_t scanned_ = 0;
+    std::size_t scanned_ = 0;    // bytes searched for LFs
+    std::size_t line_start_ = 0; // where the line after the last complete one starts
+    std::size_t lines_ = 0;      // complete lines so far, the status line included
 };
 
 } // namespace hotpath::http

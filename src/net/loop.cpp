@@ -154,11 +154,7 @@ void loop::run_on_ring(uring& r) {
         if (!work(start)) {
             break;
         }
-        const auto done = clock::now();
-        const std::uint64_t busy = ns_between(start, done);
-        stats_.last_turn_ns.store(busy, std::memory_order_relaxed);
-        add(stats_.busy_ns, busy);
-        add(stats_.turns, 1);
+        const auto done = count_turn(start);
         if (deferred_.empty()) {
             r.set_alarm(timers_.next());
             r.wait(clock::time_point::max());
@@ -185,11 +181,7 @@ void loop::run_on_asio() {
         if (!work(start)) {
             break;
         }
-        const auto done = clock::now();
-        const std::uint64_t busy = ns_between(start, done);
-        stats_.last_turn_ns.store(busy, std::memory_order_relaxed);
-        add(stats_.busy_ns, busy);
-        add(stats_.turns, 1);
+        const auto done = count_turn(start);
         const auto next = deferred_.empty() ? timers_.next() : done;
         if (next != armed) {
             armed = next;
@@ -214,6 +206,15 @@ void loop::run_on_asio() {
     on_asio_.store(false, std::memory_order_release);
     driver.cancel();
     io.poll(); // lets cancelled operations finish with operation_aborted while their owners still exist
+}
+
+clock::time_point loop::count_turn(clock::time_point start) noexcept {
+    const auto done = clock::now();
+    const std::uint64_t busy = ns_between(start, done);
+    stats_.last_turn_ns.store(busy, std::memory_order_relaxed);
+    add(stats_.busy_ns, busy);
+    add(stats_.turns, 1);
+    return done;
 }
 
 bool loop::work(clock::time_point now) {

@@ -124,6 +124,8 @@ private:
     void refresh_date();
     // One turn's work before sleeping: due timers, posted and deferred functions. Returns false once stopped.
     bool work(clock::time_point now);
+    // Records a turn that began at `start` and whose work is done now; returns now.
+    clock::time_point count_turn(clock::time_point start) noexcept;
     void run_posted();
     void run_on_ring(uring& ring);
     void run_on_asio();

@@ -495,9 +495,27 @@ const std::string_view incomplete_cases[] = {
     "HTTP/1.1 200 OK\r\nContent-Length: 5",
     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n",
     "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r",
-    "HTTP/1.1 2x0 OK\r\n",                      // syntax is checked once the head is whole
-    "HTTP/1.1 200 OK\r\nContent-Length: x\r\n", // and so are the fields
 };
+
+// A line that cannot be valid is refused as soon as its LF arrives, however much of the head is still to come
+// (issue #11: a bad status line waited for the response timeout).
+const std::string_view refused_at_once_cases[] = {
+    "HTTP/1.1 2x0 OK\r\n",
+    "HTTP/1.1 200\x01\r\n",
+    "HTTP/1.1 200 OK\r\nContent-Length: x\r\n",
+    "HTTP/1.1 200 OK\r\nbad name: 1\r\n",
+    "HTTP/1.1 200 OK\r\nno colon\r\nContent-Length: 5\r\n",
+    "HTTP/1.1 200 OK\r\nX: 1\r\n obs-fold\r\n",
+};
+
+class response_refused : public testing::TestWithParam<std::string_view> {};
+
+TEST_P(response_refused, at_the_first_bad_line) {
+    guarded_buffer whole(GetParam().size() + 1);
+    feed_all_ways(default_limits, GetParam(), false, {parse_status::error, 0, status::bad_request}, whole);
+}
+
+INSTANTIATE_TEST_SUITE_P(response_parser, response_refused, testing::ValuesIn(refused_at_once_cases));
 
 class response_waits : public testing::TestWithParam<std::string_view> {};
 
@@ -550,7 +568,8 @@ const limit_case limit_cases[] = {
     {"fields at count limit", "HTTP/1.1 200 OK\r\na: 1\r\nb: 2\r\nc: 3\r\n\r\n", complete(37)},
     {"fields over count limit", "HTTP/1.1 200 OK\r\na: 1\r\nb: 2\r\nc: 3\r\nd: 4\r\n\r\n", too_large},
     {"empty fields over count limit", "HTTP/1.1 200 OK\r\na:\r\nb:\r\nc:\r\nd:\r\n\r\n", too_large},
-    {"fields over count limit, incomplete", "HTTP/1.1 200 OK\r\na: 1\r\nb: 2\r\nc: 3\r\nd: 4\r\n", waiting},
+    {"fields over count limit, incomplete", "HTTP/1.1 200 OK\r\na: 1\r\nb: 2\r\nc: 3\r\nd: 4\r\n", too_large},
+    {"fields at count limit, incomplete", "HTTP/1.1 200 OK\r\na: 1\r\nb: 2\r\nc: 3\r\n", waiting},
     {"bad field before the count limit", "HTTP/1.1 200 OK\r\na : 1\r\nb: 2\r\nc: 3\r\nd: 4\r\n\r\n", bad},
     {"bad field past the count limit", "HTTP/1.1 200 OK\r\na: 1\r\nb: 2\r\nc: 3\r\nd : 4\r\n\r\n", too_large},
     {"foreign protocol within limits", "SSH-2.0-OpenSSH_9.6\r\n", bad},
