@@ -25,8 +25,11 @@ if command -v clang++-14 >/dev/null 2>&1; then
     echo "== ThreadSanitizer build and the multi-threaded suites"
     cmake --preset tsan >/dev/null
     cmake --build --preset tsan -j "$JOBS" --target net_test server_test client_test load_test core_test
+    # Less the one test that times a reader against the minimum response rate: under TSan's slowdown it failed
+    # once (uring) in three runs of the suite; it runs in the release and ASan stages.
     TSAN_OPTIONS=halt_on_error=1 ctest --preset tsan -j "$JOBS" \
-        -R '^(uring|epoll)\.|^(concurrency_test|http_date_test|plan_test|options_test|load_test|load_json|scenario_test)\.'
+        -R '^(uring|epoll)\.|^(concurrency_test|http_date_test|plan_test|options_test|load_test|load_json|scenario_test)\.' \
+        -E 'reading_below_the_minimum_rate'
 fi
 
 if command -v clang++-14 >/dev/null 2>&1; then
