@@ -203,8 +203,12 @@ void connector::attempt::on_connected(uring_op* op, int res, unsigned) {
 }
 
 connector::~connector() {
+    abandon();
+}
+
+void connector::abandon() {
     if (attempt_) {
-        attempt_->owner = nullptr;
+        attempt_->owner = nullptr; // nothing calls back; what is in flight ends on its own
         cancel();
     }
 }
@@ -236,7 +240,7 @@ void connector::start(loop& owner, std::string host, std::uint16_t port, done_fn
 }
 
 void connector::start_with(loop& owner, done_fn done) {
-    cancel();
+    abandon(); // its callback would otherwise take the new attempt's place
     attempt_ = std::make_shared<attempt>();
     attempt_->owner = this;
     attempt_->on = &owner;

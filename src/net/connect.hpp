@@ -35,9 +35,9 @@ result<std::vector<endpoint>> resolve_now(const std::string& host, std::uint16_t
 
 // One connection attempt at a time. The callback gets the connected socket (non-blocking, close-on-exec,
 // TCP_NODELAY set; the callee owns it) or an error: the last address's, std::errc::operation_canceled after
-// cancel(), or std::errc::host_unreachable when a name has no address (with a resolution error, that error). It is
-// called once per start(), on the loop's thread, never from inside start() or cancel(). Destroying the connector
-// cancels what it has in flight without calling back.
+// cancel(), or std::errc::host_unreachable when a name has no address or cannot be resolved. It is called once per
+// start(), on the loop's thread, never from inside start() or cancel(), unless the attempt is abandoned first: by
+// another start() or by destroying the connector, which cancel what is in flight without calling back.
 class connector {
 public:
     using done_fn = std::function<void(int fd, std::error_code error)>;
@@ -60,6 +60,7 @@ public:
 
 private:
     void start_with(loop& owner, done_fn done);
+    void abandon();
     std::shared_ptr<attempt> attempt_;
 };
 

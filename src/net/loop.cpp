@@ -157,9 +157,9 @@ void loop::run_on_ring(uring& r) {
         const auto done = count_turn(start);
         if (deferred_.empty()) {
             r.set_alarm(timers_.next());
-            r.wait(clock::time_point::max());
+            r.wait(true);
         } else {
-            r.wait(done); // work is waiting: collect completions without sleeping
+            r.wait(false); // work is waiting: collect completions without sleeping
         }
         start = clock::now();
         add(stats_.asleep_ns, ns_between(done, start));
@@ -167,14 +167,18 @@ void loop::run_on_ring(uring& r) {
     r.flush(); // what the last turn prepared, closes included
 }
 
-// Without a ring, Asio's reactor sleeps for the loop: one handler at a time, then the loop's own work; a timer of
-// Asio's stands for the earliest of the loop's deadlines.
+// Without a ring, Asio's reactor sleeps for the loop: the handlers that are due, then the loop's own work; a timer
+// of Asio's stands for the earliest of the loop's deadlines.
 void loop::run_on_asio() {
     auto& io = context();
     on_asio_.store(true, std::memory_order_release);
     boost::asio::steady_timer driver(io);
-    auto armed = clock::time_point::max();
-    const auto no_op = [](const boost::system::error_code&) {};
+    auto armed = clock::time_point::max(); // the driver's deadline while its wait is pending
+    const auto on_driver = [&armed](const boost::system::error_code& ec) {
+        if (!ec) {
+            armed = clock::time_point::max(); // fired: armed again next turn
+        }
+    };
     for (;;) {
         const auto start = clock::now();
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
@@ -189,7 +193,7 @@ void loop::run_on_asio() {
                 driver.cancel();
             } else {
                 driver.expires_at(next);
-                driver.async_wait(no_op);
+                driver.async_wait(on_driver);
             }
         }
         if (io.stopped()) {
@@ -197,9 +201,6 @@ void loop::run_on_asio() {
         }
         if (io.run_one() != 0) {
             io.poll(); // the other handlers already due, in the same turn
-        }
-        if (armed != clock::time_point::max() && driver.expiry() <= clock::now()) {
-            armed = clock::time_point::max(); // the driver fired (or is about to): arm it again next turn
         }
         add(stats_.asleep_ns, ns_between(done, clock::now()));
     }

@@ -34,7 +34,8 @@ struct turn_stats {
     std::atomic<std::uint64_t> turns{0};
     std::atomic<std::uint64_t> last_turn_ns{0}; // time spent working in the latest turn, sleep excluded
     std::atomic<std::uint64_t> busy_ns{0};      // all turns' work
-    std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work
+    std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work (on the epoll backend Asio's socket
+                                                // handlers run inside that wait and are counted here too)
     std::atomic<std::int64_t> heartbeat_ns{0};  // steady_clock time of the latest turn's start
 };
 

@@ -43,6 +43,14 @@ private:
 
 } // namespace
 
+// A read kept armed on an eventfd or timerfd: its completion ends the loop's sleep.
+struct uring::read_watch : uring_op {
+    uring* self = nullptr;
+    int fd = -1;
+    std::uint64_t count = 0;
+    bool armed = false;
+};
+
 struct uring::state {
     io_uring ring{};
     bool ring_ready = false;
@@ -54,34 +62,24 @@ struct uring::state {
     int mask = 0;
     bool enabled = false; // IORING_SETUP_R_DISABLED until the loop's thread enables it
     bool reaping = false; // completions are being dispatched
-    bool wake_watched = false;
-    int wake_fd = -1; // eventfd written by wake()
-    std::uint64_t wake_count = 0;
-    bool alarm_watched = false;
-    int alarm_fd = -1; // timerfd (CLOCK_MONOTONIC, steady_clock's) set to the loop's next deadline
-    std::uint64_t alarm_count = 0;
+    read_watch wake;      // eventfd written by wake()
+    read_watch alarm;     // timerfd (CLOCK_MONOTONIC, steady_clock's) set to the loop's next deadline
     std::chrono::steady_clock::time_point alarm_at = std::chrono::steady_clock::time_point::max();
-    struct op : uring_op {
-        uring* self = nullptr;
-    };
-    op wake_op;  // read of wake_fd
-    op alarm_op; // read of alarm_fd
 };
 
 uring::uring() : state_(std::make_unique<state>()) {
-    state_->wake_op.fn = &uring::on_wake;
-    state_->wake_op.self = this;
-    state_->alarm_op.fn = &uring::on_alarm;
-    state_->alarm_op.self = this;
+    state_->wake.fn = &uring::on_wake;
+    state_->wake.self = this;
+    state_->alarm.fn = &uring::on_alarm;
+    state_->alarm.self = this;
 }
 
 uring::~uring() {
     auto& s = *state_;
-    if (s.wake_fd >= 0) {
-        ::close(s.wake_fd);
-    }
-    if (s.alarm_fd >= 0) {
-        ::close(s.alarm_fd);
+    for (const int fd : {s.wake.fd, s.alarm.fd}) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
     }
     if (s.ring_ready) {
         if (s.buffers_ring != nullptr) {
@@ -204,12 +202,12 @@ result<std::unique_ptr<uring>> uring::open(unsigned entries, unsigned buffer_cou
     }
     io_uring_buf_ring_advance(s.buffers_ring, static_cast<int>(buffer_count));
 
-    s.wake_fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (s.wake_fd < 0) {
+    s.wake.fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    if (s.wake.fd < 0) {
         return errno_code(errno);
     }
-    s.alarm_fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-    if (s.alarm_fd < 0) {
+    s.alarm.fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+    if (s.alarm.fd < 0) {
         return errno_code(errno);
     }
     return u;
@@ -304,44 +302,32 @@ void uring::recycle(unsigned flags) noexcept {
 
 void uring::wake() noexcept {
     const std::uint64_t one = 1;
-    [[maybe_unused]] const auto n = ::write(state_->wake_fd, &one, sizeof(one));
+    [[maybe_unused]] const auto n = ::write(state_->wake.fd, &one, sizeof(one));
 }
 
-void uring::watch_wake() {
-    auto& s = *state_;
-    if (s.wake_watched) {
+void uring::watch(read_watch& w) {
+    if (w.armed) {
         return;
     }
-    s.wake_watched = true;
+    w.armed = true;
     io_uring_sqe* sqe = get_sqe();
-    io_uring_prep_read(sqe, s.wake_fd, &s.wake_count, sizeof(s.wake_count), 0);
-    io_uring_sqe_set_data(sqe, &s.wake_op);
+    io_uring_prep_read(sqe, w.fd, &w.count, sizeof(w.count), 0);
+    io_uring_sqe_set_data(sqe, &w);
 }
 
 // Another thread posted or stopped: the loop's turn looks at its queue; read the next wake-up.
 void uring::on_wake(uring_op* o, int, unsigned) {
-    uring& u = *static_cast<state::op*>(o)->self;
-    u.state_->wake_watched = false;
-    u.watch_wake();
-}
-
-void uring::watch_alarm() {
-    auto& s = *state_;
-    if (s.alarm_watched) {
-        return;
-    }
-    s.alarm_watched = true;
-    io_uring_sqe* sqe = get_sqe();
-    io_uring_prep_read(sqe, s.alarm_fd, &s.alarm_count, sizeof(s.alarm_count), 0);
-    io_uring_sqe_set_data(sqe, &s.alarm_op);
+    auto& w = *static_cast<read_watch*>(o);
+    w.armed = false;
+    w.self->watch(w);
 }
 
 // The deadline passed: the loop's turn runs its due timers and sets the next one.
 void uring::on_alarm(uring_op* o, int, unsigned) {
-    uring& u = *static_cast<state::op*>(o)->self;
-    u.state_->alarm_watched = false;
-    u.state_->alarm_at = std::chrono::steady_clock::time_point::max();
-    u.watch_alarm();
+    auto& w = *static_cast<read_watch*>(o);
+    w.armed = false;
+    w.self->state_->alarm_at = std::chrono::steady_clock::time_point::max();
+    w.self->watch(w);
 }
 
 void uring::set_alarm(std::chrono::steady_clock::time_point at) {
@@ -356,7 +342,7 @@ void uring::set_alarm(std::chrono::steady_clock::time_point at) {
         when.it_value.tv_sec = static_cast<time_t>(ns / 1'000'000'000);
         when.it_value.tv_nsec = static_cast<long>(ns % 1'000'000'000);
     }
-    ::timerfd_settime(s.alarm_fd, TFD_TIMER_ABSTIME, &when, nullptr);
+    ::timerfd_settime(s.alarm.fd, TFD_TIMER_ABSTIME, &when, nullptr);
 }
 
 // The single issuer of a ring opened with SINGLE_ISSUER is the thread that enables it: the loop's, even when the
@@ -372,23 +358,21 @@ void uring::enable() {
         std::abort();
     }
     s.enabled = true;
-    watch_wake();
-    watch_alarm();
+    watch(s.wake);
+    watch(s.alarm);
 }
 
-void uring::wait(std::chrono::steady_clock::time_point deadline) {
+void uring::wait(bool sleep) {
     auto& s = *state_;
     enable();
     int r = 0;
     for (int tries = 0; tries < 3; ++tries) {
-        if (deadline == std::chrono::steady_clock::time_point::max()) {
+        if (sleep) {
             r = io_uring_submit_and_wait(&s.ring, 1);
         } else {
-            const auto left = std::max(std::chrono::nanoseconds{}, deadline - std::chrono::steady_clock::now());
-            __kernel_timespec limit{static_cast<long long>(left.count() / 1'000'000'000),
-                                    static_cast<long long>(left.count() % 1'000'000'000)};
+            __kernel_timespec now{0, 0}; // no sleep, but the kernel still runs the completions' task work
             io_uring_cqe* first = nullptr;
-            r = io_uring_submit_and_wait_timeout(&s.ring, &first, 1, &limit, nullptr);
+            r = io_uring_submit_and_wait_timeout(&s.ring, &first, 1, &now, nullptr);
         }
         // A signal, a deadline, or the kernel short of memory for a moment: the turn goes on (it reaps what
         // there is and comes back). Anything else means the ring is broken.

@@ -64,11 +64,11 @@ public:
     void recycle(unsigned flags) noexcept;
 
     // The loop's turn (loop.cpp): reap() dispatches every completion that has arrived, each to its operation;
-    // wait() submits what was prepared and sleeps in one io_uring_enter until a completion arrives or
-    // `deadline` passes (time_point::max(): no deadline; a past one: no sleep, but task work still runs);
-    // flush() submits without waiting. On the loop's thread.
+    // wait() submits what was prepared and, when `sleep`, sleeps in one io_uring_enter until a completion arrives
+    // (without, it only collects completions, running their task work); flush() submits without waiting. On the
+    // loop's thread.
     void reap();
-    void wait(std::chrono::steady_clock::time_point deadline);
+    void wait(bool sleep);
     void flush();
     // Ends wait()'s sleep at `at` (time_point::max(): never) through a timerfd read on the ring: a deadline costs
     // a system call only when it changes, not one timer set up and torn down in the kernel per sleep.
@@ -80,8 +80,8 @@ private:
     uring();
     io_uring_sqe* get_sqe();
     void enable();
-    void watch_wake();
-    void watch_alarm();
+    struct read_watch;
+    void watch(read_watch& w);
     static void on_wake(uring_op* o, int res, unsigned flags);
     static void on_alarm(uring_op* o, int res, unsigned flags);
 
