@@ -116,6 +116,8 @@ struct plan {
     bool open_model() const noexcept {
         return rate > 0 || (!stages.empty() && stages.front().what == stage::kind::rate);
     }
+    // Open model: the most connections it opens, --max-connections or else -c.
+    unsigned open_connections() const noexcept { return max_connections > 0 ? max_connections : connections; }
     // Total planned time: the stages' sum, else duration (warm-up included).
     std::chrono::nanoseconds total_time() const noexcept;
     // The arrival rate (open) or virtual users (closed) at `elapsed` into the run. A time before the start is

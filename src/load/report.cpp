@@ -41,8 +41,7 @@ std::string model_of(const plan& p) {
     if (p.open_model()) {
         return fmt::format("open model, {}, {} connection{}",
                            p.stages.empty() ? fmt::format("{} req/s", p.rate) : std::string("staged rate"),
-                           p.max_connections > 0 ? p.max_connections : p.connections,
-                           (p.max_connections > 0 ? p.max_connections : p.connections) == 1 ? "" : "s");
+                           p.open_connections(), p.open_connections() == 1 ? "" : "s");
     }
     return p.stages.empty() ? fmt::format("closed model, {} connections", p.connections)
                             : fmt::format("closed model, staged virtual users (up to {})", connections_of(p));
@@ -256,8 +255,7 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                        "busy: raise -c or --max-connections); {} never sent\n",
                        r.late, format_duration_ns(static_cast<double>(r.send_lag.value_at_percentile(50))),
                        format_duration_ns(static_cast<double>(r.send_lag.value_at_percentile(99))),
-                       format_duration_ns(static_cast<double>(r.send_lag.max_ns())),
-                       p.max_connections > 0 ? p.max_connections : p.connections, r.unsent);
+                       format_duration_ns(static_cast<double>(r.send_lag.max_ns())), p.open_connections(), r.unsent);
         }
     }
     for (const auto& o : outcomes) {

@@ -67,7 +67,7 @@ worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned c
     most_users_ = share_of(static_cast<unsigned>(std::lround(p.max_level())), index, count);
     // Open model: -c connections unless --max-connections allows more; sends that find them all busy wait (and
     // are reported late) instead of opening connections that would distort what is measured.
-    max_connections_ = std::max(1u, share_of(p.max_connections > 0 ? p.max_connections : p.connections, index, count));
+    max_connections_ = std::max(1u, share_of(p.open_connections(), index, count));
     schedule_next_arrival();
 }
 
