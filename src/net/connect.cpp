@@ -1,11 +1,13 @@
-// Connection attempts: resolution on the blocking pool, then connect on the ring or through Asio.
+// Connection attempts: resolution on the blocking pool, then connect on the ring or a non-blocking connect the
+// epoll reports writable.
 #include "net/connect.hpp"
 
 #include "net/blocking.hpp"
+#include "net/epoll.hpp"
 #include "net/loop.hpp"
 #include "net/uring.hpp"
 
-#include <boost/asio/ip/tcp.hpp>
+#include <sys/epoll.h>
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -16,31 +18,9 @@
 #include <netinet/tcp.h>
 #include <unistd.h>
 
-namespace hotpath::net {
+#include <utility>
 
-std::optional<endpoint> endpoint::from_literal(std::string_view host, std::uint16_t port) noexcept {
-    char text[INET6_ADDRSTRLEN + 1] = {};
-    if (host.empty() || host.size() > INET6_ADDRSTRLEN) {
-        return std::nullopt;
-    }
-    std::memcpy(text, host.data(), host.size());
-    endpoint e;
-    auto* v4 = reinterpret_cast<sockaddr_in*>(&e.address);
-    if (::inet_pton(AF_INET, text, &v4->sin_addr) == 1) {
-        v4->sin_family = AF_INET;
-        v4->sin_port = htons(port);
-        e.length = sizeof(sockaddr_in);
-        return e;
-    }
-    auto* v6 = reinterpret_cast<sockaddr_in6*>(&e.address);
-    if (::inet_pton(AF_INET6, text, &v6->sin6_addr) == 1) {
-        v6->sin6_family = AF_INET6;
-        v6->sin6_port = htons(port);
-        e.length = sizeof(sockaddr_in6);
-        return e;
-    }
-    return std::nullopt;
-}
+namespace hotpath::net {
 
 namespace {
 
@@ -93,8 +73,8 @@ result<std::vector<endpoint>> resolve_now(const std::string& host, std::uint16_t
 }
 
 // One attempt: the addresses left to try, the socket of the try in flight, and what completes it. Shared by the
-// connector and whatever is in flight (a ring operation, an Asio handler, a resolution), so that it outlives a
-// connector destroyed meanwhile; `owner` is then null and nothing calls back.
+// connector and whatever is in flight (a ring operation, an epoll registration, a resolution), so that it outlives
+// a connector destroyed meanwhile; `owner` is then null and nothing calls back.
 struct connector::attempt : uring_op {
     connector* owner = nullptr;
     loop* on = nullptr;
@@ -105,7 +85,11 @@ struct connector::attempt : uring_op {
     int fd = -1;
     bool cancelled = false;
     bool on_ring = false; // the ring holds a pointer to this (kept alive by the loop meanwhile)
-    std::optional<boost::asio::ip::tcp::socket> socket;
+    struct poll_op : epoll_op {
+        attempt* self = nullptr;
+    };
+    poll_op writable;      // the epoll's registration while a connect is in progress
+    bool on_poll = false;  // registered with the epoll (kept alive by the loop meanwhile)
 
     ~attempt() {
         if (fd >= 0) {
@@ -116,6 +100,8 @@ struct connector::attempt : uring_op {
     void try_next(std::error_code last);
     void finish(int connected, std::error_code error);
     static void on_connected(uring_op* op, int res, unsigned flags);
+    static void on_writable(epoll_op* op, std::uint32_t events);
+    void end_poll() noexcept;
 };
 
 void connector::attempt::finish(int connected, std::error_code error) {
@@ -156,36 +142,51 @@ void connector::attempt::try_next(std::error_code last) {
         ring->connect(fd, reinterpret_cast<const sockaddr*>(&to.address), to.length, this);
         return;
     }
-    // Without a ring Asio's reactor waits for the connect. TODO(#12): the project's own epoll backend.
-    namespace asio = boost::asio;
-    boost::system::error_code ec;
-    socket.emplace(on->context());
-    socket->assign(to.family() == AF_INET6 ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), fd, ec);
-    if (ec) {
-        ::close(fd);
-        fd = -1;
-        socket.reset();
+    // On epoll: a non-blocking connect, finished when the socket turns writable (SO_ERROR says how).
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&to.address), to.length) == 0) {
+        const int connected = std::exchange(fd, -1);
+        finish(connected, {});
+        return;
+    }
+    if (errno != EINPROGRESS) {
+        const int error = errno;
+        ::close(std::exchange(fd, -1));
+        try_next(errno_code(error));
+        return;
+    }
+    epoll& poller = *on->poller();
+    writable.fn = &attempt::on_writable;
+    writable.self = this;
+    if (const auto ec = poller.add(fd, EPOLLOUT | EPOLLONESHOT, &writable)) {
+        ::close(std::exchange(fd, -1));
         try_next(ec);
         return;
     }
-    fd = -1;
-    asio::ip::tcp::endpoint target;
-    std::memcpy(target.data(), &to.address, to.length);
-    socket->async_connect(target, [self = owner->attempt_](const boost::system::error_code& e) {
-        if (!self->socket) { // cancelled: the socket was closed and destroyed
-            self->try_next(std::make_error_code(std::errc::operation_canceled));
-            return;
-        }
-        if (!e && !self->cancelled && self->owner != nullptr) {
-            const int connected = self->socket->release();
-            self->socket.reset();
-            self->finish(connected, {});
-            return;
-        }
-        self->socket.reset();
-        self->try_next(e == asio::error::operation_aborted ? std::make_error_code(std::errc::operation_canceled)
-                                                           : std::error_code(e.value(), std::system_category()));
-    });
+    on_poll = true;
+    on->keep_alive(owner->attempt_);
+}
+
+void connector::attempt::end_poll() noexcept {
+    on->poller()->remove(fd, &writable);
+    on_poll = false;
+}
+
+void connector::attempt::on_writable(epoll_op* op, std::uint32_t) {
+    auto* a = static_cast<poll_op*>(op)->self;
+    a->end_poll();
+    const auto self = a->on->take_kept(a);
+    int error = 0;
+    socklen_t length = sizeof(error);
+    if (::getsockopt(a->fd, SOL_SOCKET, SO_ERROR, &error, &length) != 0) {
+        error = errno;
+    }
+    const int connected = std::exchange(a->fd, -1);
+    if (error == 0 && !a->cancelled && a->owner != nullptr) {
+        a->finish(connected, {});
+        return;
+    }
+    ::close(connected);
+    a->try_next(error == 0 ? std::make_error_code(std::errc::operation_canceled) : errno_code(error));
 }
 
 void connector::attempt::on_connected(uring_op* op, int res, unsigned) {
@@ -259,9 +260,12 @@ void connector::cancel() {
             static uring_op ignored{[](uring_op*, int, unsigned) {}};
             ring->cancel(&a, &ignored);
         }
-    } else if (a.socket) { // Asio's handler follows with operation_aborted; the socket goes now, while its
-                           // io_context surely exists
-        a.socket.reset();
+    } else if (a.on_poll) { // no event will come: the attempt ends in its own call, never inside cancel()
+        a.end_poll();
+        ::close(std::exchange(a.fd, -1));
+        a.on->defer([self = a.on->take_kept(&a)] {
+            static_cast<attempt*>(self.get())->try_next(std::make_error_code(std::errc::operation_canceled));
+        });
     }
     // A resolution in flight or a try deferred checks `cancelled` when it comes back.
 }

@@ -1,8 +1,9 @@
 // Opening TCP connections from a loop: names resolved on the blocking pool, then a non-blocking connect through
-// the loop's io_uring (or Asio's reactor on a loop without one); each address tried in turn.
+// the loop's io_uring (or its epoll on a loop without one); each address tried in turn.
 #pragma once
 
 #include "core/result.hpp"
+#include "net/address.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -18,16 +19,6 @@
 namespace hotpath::net {
 
 class loop;
-
-// An IPv4 or IPv6 address and port.
-struct endpoint {
-    sockaddr_storage address{};
-    socklen_t length = 0;
-
-    // An IP literal ("127.0.0.1", "::1"; no brackets), or nullopt for anything else.
-    static std::optional<endpoint> from_literal(std::string_view host, std::uint16_t port) noexcept;
-    int family() const noexcept { return address.ss_family; }
-};
 
 // Resolves `host` (a name or a literal) with getaddrinfo on the calling thread: for start-up code off the loops.
 // Errors carry getaddrinfo's reason in `why`.

@@ -3,12 +3,11 @@
 
 #include "core/counter.hpp"
 #include "core/result.hpp"
+#include "net/address.hpp"
+#include "net/epoll.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 #include "net/uring.hpp"
-
-#include <boost/asio/ip/address.hpp>
-#include <boost/asio/ip/tcp.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -25,8 +24,7 @@ enum class port_share : std::uint8_t { claim, join };
 
 class listener {
 public:
-    using accept_fn = std::function<void(boost::asio::ip::tcp::socket)>;
-    using accept_fd_fn = std::function<void(int fd)>;
+    using accept_fn = std::function<void(int fd)>;
 
     // Binds address:port on `owner` with SO_REUSEADDR (a restart finds the port free despite TIME_WAIT), claiming
     // or joining the port as `share` says. Port 0 picks a free port (claim only); open the other loops' listeners
@@ -35,18 +33,16 @@ public:
     // What remains: once claimed, the port has SO_REUSEPORT set, and the kernel lets any socket of the same
     // user that sets SO_REUSEPORT itself join it (that is the option's contract, the same for nginx's
     // `reuseport`). A hotpath server never does, since it claims first; nothing is racy in the claim itself.
-    static result<std::unique_ptr<listener>> open(loop& owner, const boost::asio::ip::address& address,
-                                                  std::uint16_t port, int backlog, port_share share);
+    static result<std::unique_ptr<listener>> open(loop& owner, const endpoint& address, std::uint16_t port,
+                                                  int backlog, port_share share);
 
     std::uint16_t port() const noexcept { return port_; }
 
-    // Accepts until close(), calling on_accept on the owner loop with each new socket (TCP_NODELAY inherited
-    // from the listener).
-    // Call on the owner loop's thread.
+    // Accepts until close(), calling on_accept on the owner loop with each connected socket, which it owns
+    // (close-on-exec, non-blocking on epoll, TCP_NODELAY inherited from the listener): with one multishot accept on the
+    // loop's io_uring, or accept4 as the loop's epoll reports the socket readable. Call on the owner loop's
+    // thread.
     void start(accept_fn on_accept);
-    // Accepts with one multishot accept on the owner loop's io_uring instead: no epoll registration, and
-    // on_accept gets each connected fd (TCP_NODELAY inherited), which it owns. Call on the owner loop's thread.
-    void start(uring& ring, accept_fd_fn on_accept);
     // Stops accepting and closes the socket; call on the owner loop's thread.
     void close() noexcept;
 
@@ -59,35 +55,41 @@ public:
     ~listener();
 
 private:
-    listener(loop& owner, boost::asio::ip::tcp::acceptor acceptor, std::uint16_t port);
-    void do_accept();
+    listener(loop& owner, int fd, std::uint16_t port);
     static void on_uring_accept(uring_op* op, int res, unsigned flags);
     static void on_uring_cancel(uring_op* op, int res, unsigned flags);
     void maybe_close_fd();
     void arm_uring_accept();
+    static void on_readable(epoll_op* op, std::uint32_t events);
+    void arm_epoll_accept();
     // True when `error` (an errno) is worth a pause; then resumes by calling `resume` after resource_pause.
     bool pause_on(int error, void (listener::*resume)());
 
     struct op : uring_op {
         listener* self = nullptr;
     };
+    struct poll_op : epoll_op {
+        listener* self = nullptr;
+    };
 
     loop& owner_;
-    boost::asio::ip::tcp::acceptor acceptor_;
+    int fd_ = -1;
     std::uint16_t port_;
     accept_fn on_accept_;
     bool closed_ = false;
     timer pause_timer_;
     counter* pauses_ = nullptr;
 
-    // io_uring mode
+    // io_uring
     uring* ring_ = nullptr;
-    int fd_ = -1;
-    accept_fd_fn on_accept_fd_;
     op accept_op_;
     op cancel_op_;
-    bool armed_ = false;
+    bool armed_ = false; // also: registered with the epoll
     bool cancel_pending_ = false;
+
+    // epoll
+    epoll* poller_ = nullptr;
+    poll_op readable_op_;
 };
 
 } // namespace hotpath::net

@@ -2,12 +2,11 @@
 #include "net/loop.hpp"
 
 #include "core/http_date.hpp"
+#include "net/epoll.hpp"
 #include "net/uring.hpp"
 
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
-
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <ctime>
 
@@ -54,8 +53,10 @@ loop::~loop() {
     locals_.clear();
     current_loop = previous;
     ticker_.reset();
-    wakeable_.store(nullptr, std::memory_order_release);
+    wake_ring_.store(nullptr, std::memory_order_release);
+    wake_poller_.store(nullptr, std::memory_order_release);
     ring_.reset();
+    poller_.reset();
     kept_.clear(); // no completion can refer to them any more
 }
 
@@ -105,24 +106,35 @@ loop_local& loop::set_local(const void* key, std::unique_ptr<loop_local> state) 
     return *locals_.back().second;
 }
 
-uring* loop::ring() {
-    if (!ring_tried_) {
-        ring_tried_ = true;
+void loop::choose_backend() {
+    if (chosen_) {
+        return;
+    }
+    chosen_ = true;
+    if (!ring_disabled_) {
         if (auto r = uring::open()) {
             ring_ = std::move(*r);
-            wakeable_.store(ring_.get(), std::memory_order_release);
+            wake_ring_.store(ring_.get(), std::memory_order_release);
+            return;
         }
     }
+    auto p = epoll::open();
+    if (!p) {
+        std::fprintf(stderr, "hotpath: cannot open an event loop (epoll): %s\n", p.error().message().c_str());
+        std::abort();
+    }
+    poller_ = std::move(*p);
+    wake_poller_.store(poller_.get(), std::memory_order_release);
+}
+
+uring* loop::ring() {
+    choose_backend();
     return ring_.get();
 }
 
-boost::asio::io_context& loop::context() {
-    if (!context_) {
-        // One thread runs each context, so Asio's internal locking is disabled; other threads reach the loop
-        // through post(), whose queue is the loop's own.
-        context_ = std::make_unique<boost::asio::io_context>(BOOST_ASIO_CONCURRENCY_HINT_UNSAFE_IO);
-    }
-    return *context_;
+epoll* loop::poller() {
+    choose_backend();
+    return poller_.get();
 }
 
 loop* loop::current() noexcept {
@@ -138,7 +150,7 @@ void loop::run() {
     if (uring* r = ring()) {
         run_on_ring(*r);
     } else {
-        run_on_asio();
+        run_on_epoll(*poller_);
     }
     ticker_->cancel();
     current_loop = previous;
@@ -167,46 +179,21 @@ void loop::run_on_ring(uring& r) {
     r.flush(); // what the last turn prepared, closes included
 }
 
-// Without a ring, Asio's reactor sleeps for the loop: the handlers that are due, then the loop's own work; a timer
-// of Asio's stands for the earliest of the loop's deadlines.
-void loop::run_on_asio() {
-    auto& io = context();
-    on_asio_.store(true, std::memory_order_release);
-    boost::asio::steady_timer driver(io);
-    auto armed = clock::time_point::max(); // the driver's deadline while its wait is pending
-    const auto on_driver = [&armed](const boost::system::error_code& ec) {
-        if (!ec) {
-            armed = clock::time_point::max(); // fired: armed again next turn
-        }
-    };
+// Without a ring, the epoll sleeps for the loop: the same turn, with the dispatch of the events it collected
+// first; a make_ready()'d operation keeps the loop awake as deferred work does.
+void loop::run_on_epoll(epoll& p) {
+    auto start = clock::now();
     for (;;) {
-        const auto start = clock::now();
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        p.dispatch();
         if (!work(start)) {
             break;
         }
         const auto done = count_turn(start);
-        const auto next = deferred_.empty() ? timers_.next() : done;
-        if (next != armed) {
-            armed = next;
-            if (next == clock::time_point::max()) {
-                driver.cancel();
-            } else {
-                driver.expires_at(next);
-                driver.async_wait(on_driver);
-            }
-        }
-        if (io.stopped()) {
-            io.restart();
-        }
-        if (io.run_one() != 0) {
-            io.poll(); // the other handlers already due, in the same turn
-        }
-        add(stats_.asleep_ns, ns_between(done, clock::now()));
+        p.wait(deferred_.empty() && !p.has_ready() ? timers_.next() : clock::time_point::min());
+        start = clock::now();
+        add(stats_.asleep_ns, ns_between(done, start));
     }
-    on_asio_.store(false, std::memory_order_release);
-    driver.cancel();
-    io.poll(); // lets cancelled operations finish with operation_aborted while their owners still exist
 }
 
 clock::time_point loop::count_turn(clock::time_point start) noexcept {
@@ -223,13 +210,15 @@ bool loop::work(clock::time_point now) {
     if (has_posted_.load(std::memory_order_acquire)) {
         run_posted();
     }
-    while (!deferred_.empty()) {
-        running_.swap(deferred_);
-        for (auto& fn : running_) {
-            fn();
+    do {
+        while (!deferred_.empty()) {
+            running_.swap(deferred_);
+            for (auto& fn : running_) {
+                fn();
+            }
+            running_.clear();
         }
-        running_.clear();
-    }
+    } while (poller_ && poller_->run_ready());
     return !stopping_.load(std::memory_order_acquire);
 }
 
@@ -266,10 +255,10 @@ void loop::defer(std::function<void()> fn) {
 }
 
 void loop::wake() noexcept {
-    if (uring* r = wakeable_.load(std::memory_order_acquire)) {
+    if (uring* r = wake_ring_.load(std::memory_order_acquire)) {
         r->wake();
-    } else if (on_asio_.load(std::memory_order_acquire)) {
-        boost::asio::post(*context_, [] {}); // ends run_one()'s sleep: Asio's own wake-up
+    } else if (epoll* p = wake_poller_.load(std::memory_order_acquire)) {
+        p->wake();
     }
 }
 

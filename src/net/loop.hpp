@@ -1,5 +1,5 @@
 // An event loop: one thread, its timers, a queue other threads post to (which always wakes it), a once-a-second
-// tick with the cached Date header, and the backend it sleeps in: its io_uring, or Asio's reactor without one.
+// tick with the cached Date header, and the backend it sleeps in: its io_uring, or its epoll without one.
 #pragma once
 
 #include "net/timer.hpp"
@@ -14,13 +14,10 @@
 #include <utility>
 #include <vector>
 
-namespace boost::asio {
-class io_context;
-}
-
 namespace hotpath::net {
 
 class uring;
+class epoll;
 
 // State a library keeps per loop (a client's connection pools, counters): see loop::local().
 class loop_local {
@@ -34,8 +31,7 @@ struct turn_stats {
     std::atomic<std::uint64_t> turns{0};
     std::atomic<std::uint64_t> last_turn_ns{0}; // time spent working in the latest turn, sleep excluded
     std::atomic<std::uint64_t> busy_ns{0};      // all turns' work
-    std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work (on the epoll backend Asio's socket
-                                                // handlers run inside that wait and are counted here too)
+    std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work
     std::atomic<std::int64_t> heartbeat_ns{0};  // steady_clock time of the latest turn's start
 };
 
@@ -68,8 +64,8 @@ public:
     // The loop running on this thread, or nullptr off a loop thread.
     static loop* current() noexcept;
 
-    // Runs the loop on the calling thread until stop(). Opens the loop's io_uring first unless disable_ring()
-    // was called or io_uring is unavailable; without it, Asio's reactor runs the loop (context()).
+    // Runs the loop on the calling thread until stop(), on its io_uring, or its epoll when disable_ring() was
+    // called or io_uring is unavailable (see ring()).
     void run();
     // Stops the loop after the current turn; safe from any thread.
     void stop();
@@ -89,15 +85,18 @@ public:
     // The time of the latest tick; coarse, for timeouts.
     clock::time_point now() const noexcept { return now_; }
 
-    // This loop's io_uring, opened on first use; nullptr when io_uring is unavailable here (see
-    // uring::available()) or disable_ring() was called. Call on the loop's thread, or before it runs.
+    // The backend is chosen once, on the first call of ring() or poller() or run(): io_uring unless it is
+    // unavailable here (see uring::available()) or disable_ring() came first, else epoll. Call these on the
+    // loop's thread, or before it runs.
+    //
+    // This loop's io_uring, or nullptr when the loop runs on epoll.
     uring* ring();
-    // From now on ring() returns nullptr: everything on this loop uses Asio's reactor (a server run with
-    // --io epoll says so for the clients its handlers use). Call before the loop runs.
-    void disable_ring() noexcept { ring_tried_ = true; }
-    // Asio's io_context, for the sockets of a loop without a ring (created on first use). TODO(#12): replaced by
-    // the project's own epoll backend.
-    boost::asio::io_context& context();
+    // This loop's epoll, or nullptr when the loop runs on io_uring. Without either (no descriptor left for an
+    // epoll at the choice) the process ends with a message: a loop cannot run without a backend.
+    epoll* poller();
+    // The loop will run on epoll (a server run with --io epoll says so for the clients its handlers use).
+    // Call before anything chose the backend.
+    void disable_ring() noexcept { ring_disabled_ = true; }
 
     // The state `key` keeps on this loop, or nullptr. Looked up linearly: a loop holds a handful.
     loop_local* local(const void* key) const noexcept;
@@ -128,17 +127,19 @@ private:
     // Records a turn that began at `start` and whose work is done now; returns now.
     clock::time_point count_turn(clock::time_point start) noexcept;
     void run_posted();
+    void choose_backend();
     void run_on_ring(uring& ring);
-    void run_on_asio();
+    void run_on_epoll(epoll& poller);
     void wake() noexcept;
 
     unsigned index_;
     timer_queue timers_; // declared before everything that holds timers: destroyed after them
-    std::unique_ptr<boost::asio::io_context> context_;
     std::unique_ptr<uring> ring_;
-    std::atomic<uring*> wakeable_{nullptr}; // ring_, for other threads' post() and stop()
-    std::atomic<bool> on_asio_{false};      // run() runs Asio's reactor: other threads wake it through Asio
-    bool ring_tried_ = false;
+    std::unique_ptr<epoll> poller_;
+    std::atomic<uring*> wake_ring_{nullptr};    // ring_, for other threads' post() and stop()
+    std::atomic<epoll*> wake_poller_{nullptr}; // poller_, likewise
+    bool chosen_ = false;
+    bool ring_disabled_ = false;
     std::atomic<bool> stopping_{false};
 
     std::mutex posted_mutex_;

@@ -1,7 +1,7 @@
 // What both transports share: choosing one for a socket, and a non-consuming look at what the peer has sent.
 #include "net/transport.hpp"
 
-#include "net/asio_transport.hpp"
+#include "net/epoll_transport.hpp"
 #include "net/loop.hpp"
 #include "net/uring.hpp"
 #include "net/uring_transport.hpp"
@@ -14,15 +14,9 @@ namespace hotpath::net {
 
 std::unique_ptr<transport> make_transport(loop& owner, int fd, transport_owner& user) {
     if (uring* ring = owner.ring()) {
-        return std::make_unique<uring_transport>(*ring, fd, user);
+        return std::make_unique<uring_transport>(owner, *ring, fd, user);
     }
-    int family = AF_INET;
-    socklen_t length = sizeof(family);
-    ::getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &family, &length);
-    namespace asio = boost::asio;
-    return std::make_unique<asio_transport>(
-        asio::ip::tcp::socket(owner.context(), family == AF_INET6 ? asio::ip::tcp::v6() : asio::ip::tcp::v4(), fd),
-        user);
+    return std::make_unique<epoll_transport>(owner, *owner.poller(), fd, user);
 }
 
 peeked peek_socket(int fd) noexcept {

@@ -1,4 +1,4 @@
-// The byte stream under a connection: two implementations (io_uring, Asio/epoll) behind one small interface.
+// The byte stream under a connection: two implementations (io_uring, epoll) behind one small interface.
 #pragma once
 
 #include <cstddef>
@@ -63,8 +63,8 @@ public:
 
 class loop;
 
-// The transport for the connected socket `fd` (which it takes over) on `owner`: on the loop's io_uring, or Asio's
-// reactor on a loop without one. Call on the loop's thread.
+// The transport for the connected socket `fd` (which it takes over) on `owner`: on the loop's io_uring, or its epoll on a
+// loop without one. A socket for epoll must be non-blocking. Call on the loop's thread.
 std::unique_ptr<transport> make_transport(loop& owner, int fd, transport_owner& user);
 
 } // namespace hotpath::net

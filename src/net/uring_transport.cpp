@@ -14,7 +14,8 @@
 
 namespace hotpath::net {
 
-uring_transport::uring_transport(uring& ring, int fd, transport_owner& owner) : ring_(ring), fd_(fd), owner_(owner) {
+uring_transport::uring_transport(loop& on, uring& ring, int fd, transport_owner& owner)
+    : loop_(on), ring_(ring), fd_(fd), owner_(owner) {
     recv_op_.fn = &uring_transport::on_recv;
     recv_op_.self = this;
     send_op_.fn = &uring_transport::on_send;
@@ -147,7 +148,7 @@ void uring_transport::maybe_closed() {
     close_reported_ = true;
     ring_.close(fd_);
     fd_ = -1;
-    loop::current()->defer([owner = &owner_] { owner->on_transport_closed(); });
+    loop_.defer([owner = &owner_] { owner->on_transport_closed(); });
 }
 
 } // namespace hotpath::net

@@ -6,10 +6,12 @@
 
 namespace hotpath::net {
 
+class loop;
+
 class uring_transport final : public transport {
 public:
     // Takes ownership of the connected, non-blocking socket `fd`.
-    uring_transport(uring& ring, int fd, transport_owner& owner);
+    uring_transport(loop& on, uring& ring, int fd, transport_owner& owner);
     ~uring_transport() override;
 
     void start_reading() override;
@@ -31,6 +33,7 @@ private:
     void arm();
     void maybe_closed();
 
+    loop& loop_;
     uring& ring_;
     int fd_;
     transport_owner& owner_;

@@ -78,17 +78,7 @@ struct server::impl {
         return true;
     }
 
-    void on_accept(worker& w, boost::asio::ip::tcp::socket socket) {
-        if (!admit(w)) {
-            boost::system::error_code ignored;
-            socket.close(ignored);
-            return;
-        }
-        auto* c = new server_connection(w, std::move(socket)); // owns itself until on_transport_closed
-        c->start();
-    }
-
-    void on_accept_fd(worker& w, int fd) {
+    void on_accept(worker& w, int fd) {
         if (!admit(w)) {
             ::close(fd);
             return;
@@ -167,7 +157,6 @@ result<void> server::start() {
         if (!s.use_uring) {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
         }
-        w->use_uring = s.use_uring;
         // The first loop claims the port, so that one held by any other socket is refused; the others join it.
         auto l = net::listener::open(w->loop, *address, port, s.options.backlog,
                                      i == 0 ? net::port_share::claim : net::port_share::join);
@@ -181,16 +170,12 @@ result<void> server::start() {
         s.workers.push_back(std::move(w));
     }
     s.port = port;
-    s.address = address->to_string();
+    s.address = address->address_text();
     // The loops never see SIGINT or SIGTERM (see block_stop_signals in server.hpp).
     const stop_signals_blocked while_starting_loops;
     for (auto& w : s.workers) {
         worker* wp = w.get();
-        if (wp->use_uring) {
-            wp->listener->start(*wp->loop.ring(), [&s, wp](int fd) { s.on_accept_fd(*wp, fd); });
-        } else {
-            wp->listener->start([&s, wp](boost::asio::ip::tcp::socket socket) { s.on_accept(*wp, std::move(socket)); });
-        }
+        wp->listener->start([&s, wp](int fd) { s.on_accept(*wp, fd); });
         wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
         s.threads.emplace_back([wp] { wp->loop.run(); });
     }

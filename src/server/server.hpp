@@ -14,7 +14,7 @@
 namespace hotpath {
 
 // How sockets are read and written: io_uring (batched system calls, multishot receive) where the kernel
-// allows it, else Asio's epoll reactor. `uring` fails start() when io_uring is unavailable.
+// allows it, else the loop's epoll backend. `uring` fails start() when io_uring is unavailable.
 enum class io_backend : std::uint8_t { automatic, uring, epoll };
 
 struct server_options {

@@ -5,14 +5,10 @@
 #include "server/server.hpp"
 #include "server/worker.hpp"
 
-#include "net/asio_transport.hpp"
-#include "net/uring_transport.hpp"
 
 #include <cstring>
 
 namespace hotpath {
-
-namespace asio = boost::asio;
 
 namespace {
 
@@ -29,21 +25,8 @@ constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 
 } // namespace
 
-server_connection::server_connection(worker& owner, asio::ip::tcp::socket socket) : server_connection(owner) {
-    if (net::uring* ring = owner_.use_uring ? owner_.loop.ring() : nullptr) {
-        const int fd = socket.release();
-        transport_ = std::make_unique<net::uring_transport>(*ring, fd, *this);
-    } else {
-        transport_ = std::make_unique<net::asio_transport>(std::move(socket), *this);
-    }
-}
-
-server_connection::server_connection(worker& owner, int fd) : server_connection(owner) {
-    transport_ = std::make_unique<net::uring_transport>(*owner_.loop.ring(), fd, *this);
-}
-
-server_connection::server_connection(worker& owner)
-    : owner_(owner), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
+server_connection::server_connection(worker& owner, int fd)
+    : owner_(owner), transport_(net::make_transport(owner.loop, fd, *this)), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
       parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
     req_.head_ = &head_;
     req_.loop_ = &owner_.loop;

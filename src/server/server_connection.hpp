@@ -11,8 +11,6 @@
 #include "server/request.hpp"
 #include "server/response.hpp"
 
-#include <boost/asio/ip/tcp.hpp>
-
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -26,9 +24,7 @@ struct worker;
 // requests in the read buffer are handled, their responses gathered in one buffer and written with one call.
 class server_connection final : public net::transport_owner {
 public:
-    // Takes the accepted socket onto the loop's io_uring when it has one, else onto Asio's reactor.
-    server_connection(worker& owner, boost::asio::ip::tcp::socket socket);
-    // Takes a connected fd accepted on the loop's io_uring.
+    // Takes the accepted socket `fd` onto the loop's backend (net::make_transport).
     server_connection(worker& owner, int fd);
     ~server_connection();
     server_connection(const server_connection&) = delete;
@@ -49,7 +45,6 @@ private:
     enum class phase : std::uint8_t { head, body_length, body_chunked, ready, handler, closing };
     enum class timeout_kind : std::uint8_t { none, headers, idle, body_rate, linger };
 
-    explicit server_connection(worker& owner);
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;

@@ -30,7 +30,6 @@ struct worker {
     server_connection* first = nullptr;
     std::size_t connection_count = 0;
 
-    bool use_uring = false; // accepted sockets go onto loop.ring()
     bool draining = false;
     net::timer drain_timer; // fires at the drain's deadline; declared after loop: destroyed first
 

@@ -716,8 +716,8 @@ TEST_F(client_test, get_json_converts_and_reports_status_and_shape_errors) {
     EXPECT_EQ((*out)[3], make_error_code(errc::invalid_json).message());
 }
 
-// Asio answers a resolution from a thread of its own; the loop must still see the answer at once, not at its
-// next tick a second later.
+// The blocking pool answers a resolution from a thread of its own; the loop must still see the answer at once, not
+// at its next tick a second later.
 TEST_F(client_test, host_names_resolve_off_the_loop) {
     client c;
     const auto t0 = std::chrono::steady_clock::now();
