@@ -68,7 +68,7 @@ void epoll_transport::write(std::string_view bytes) {
 
 void epoll_transport::do_send() {
     while (sent_ < writing_.size()) {
-        const ssize_t n = ::send(fd_, writing_.data() + sent_, writing_.size() - sent_, MSG_NOSIGNAL);
+        const ssize_t n = ::send(fd_, writing_.data() + sent_, writing_.size() - sent_, MSG_NOSIGNAL | MSG_DONTWAIT);
         if (n >= 0) {
             sent_ += static_cast<std::size_t>(n);
             bytes_sent_ += static_cast<std::size_t>(n);
@@ -133,7 +133,7 @@ void epoll_transport::do_read() {
             schedule(); // more may be waiting: the rest after the other sockets' turn
             return;
         }
-        const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), 0);
+        const ssize_t n = ::recv(fd_, buffer.data(), buffer.size(), MSG_DONTWAIT);
         if (n > 0) {
             // A short read drained the socket: bytes that arrive later raise a new edge. Not so the end of the
             // stream, which may have come with the edge that brought these bytes: then read on until recv says it.

@@ -10,7 +10,7 @@ class loop;
 
 class epoll_transport final : public transport {
 public:
-    // Takes ownership of the connected, non-blocking socket `fd` and registers it with `poller` (readable and
+    // Takes ownership of the connected socket `fd` (used without blocking whatever its mode) and registers it with `poller` (readable and
     // writable, edge-triggered: one registration for the socket's life, no epoll_ctl per request).
     epoll_transport(loop& on, epoll& poller, int fd, transport_owner& owner);
     ~epoll_transport() override;

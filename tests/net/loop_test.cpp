@@ -21,6 +21,7 @@
 #include <functional>
 #include <memory>
 #include <random>
+#include <string>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -496,6 +497,176 @@ TEST(loop_test, a_cancelled_connect_calls_back_once_and_a_destroyed_one_never) {
     });
     std::this_thread::sleep_for(300ms);
     EXPECT_EQ(calls.load(), 1);
+}
+
+// ----- transports -----
+
+// Counts what a transport delivers and reports; its callbacks run on the loop, the test reads the atomics.
+class stream final : public net::transport_owner {
+public:
+    void attach(net::loop& l, int fd, bool read = true) {
+        transport_ = net::make_transport(l, fd, *this);
+        if (read) {
+            transport_->start_reading();
+        }
+    }
+    net::transport& get() { return *transport_; }
+    void on_transport_data(std::string_view bytes) override {
+        received += bytes.size();
+        if (first.empty()) {
+            first.assign(bytes.substr(0, std::min<std::size_t>(bytes.size(), 16)));
+        }
+    }
+    void on_transport_end(std::error_code error) override {
+        end_error = error;
+        ++ends;
+    }
+    void on_transport_written(std::error_code error) override {
+        write_error = error;
+        written_at = steady::now();
+        ++writes;
+    }
+    void on_transport_closed() override { closed = true; }
+    void reset() { transport_.reset(); }
+
+    std::atomic<std::size_t> received{0};
+    std::atomic<int> ends{0};
+    std::atomic<int> writes{0};
+    std::atomic<bool> closed{false};
+    std::error_code end_error;
+    std::error_code write_error;
+    steady::time_point written_at{};
+    std::string first;
+
+private:
+    std::unique_ptr<net::transport> transport_;
+};
+
+// Waits up to 5 s for `done()`.
+template <typename Done>
+bool eventually(Done done) {
+    const auto limit = steady::now() + 5s;
+    while (!done() && steady::now() < limit) {
+        std::this_thread::sleep_for(1ms);
+    }
+    return done();
+}
+
+// Closes the transport on its loop, waits for on_transport_closed, then destroys it there (transport.hpp).
+void close_stream(running_loop& l, stream& s) {
+    l.call([&s] { s.get().close(); });
+    EXPECT_TRUE(eventually([&s] { return s.closed.load(); }));
+    l.call([&s] { s.reset(); });
+}
+
+// Megabytes sent at once and the end right behind them (the end may come with the same readiness as the last
+// bytes): every byte is delivered, then the end, once.
+TEST(loop_test, a_transport_delivers_a_burst_then_the_end_once) {
+    running_loop l;
+    l.start();
+    const auto [ours, theirs] = tcp_pair();
+    ASSERT_GE(ours, 0);
+    stream s;
+    l.call([&, fd = ours] { s.attach(l.get(), fd); });
+    constexpr std::size_t total = 4 << 20;
+    std::thread peer([fd = theirs] {
+        const std::string chunk(64 * 1024, 'x');
+        for (std::size_t sent = 0; sent < total;) {
+            const ssize_t n = ::send(fd, chunk.data(), std::min(chunk.size(), total - sent), MSG_NOSIGNAL);
+            if (n <= 0) {
+                return;
+            }
+            sent += static_cast<std::size_t>(n);
+        }
+        ::shutdown(fd, SHUT_WR);
+    });
+    peer.join();
+    EXPECT_TRUE(eventually([&s] { return s.ends.load() > 0; }));
+    EXPECT_EQ(s.received.load(), total);
+    std::this_thread::sleep_for(50ms);
+    EXPECT_EQ(s.ends.load(), 1);
+    EXPECT_FALSE(s.end_error) << s.end_error.message();
+    close_stream(l, s);
+    ::close(theirs);
+}
+
+// A write far larger than the socket buffers waits for the peer to read, then completes once, every byte
+// acknowledged.
+TEST(loop_test, a_write_larger_than_the_socket_buffers_completes_once_the_peer_reads) {
+    running_loop l;
+    l.start();
+    const auto [ours, theirs] = tcp_pair();
+    ASSERT_GE(ours, 0);
+    stream s;
+    const std::string big(16 << 20, 'y');
+    const auto t0 = steady::now();
+    l.call([&, fd = ours] {
+        s.attach(l.get(), fd, false);
+        s.get().write(big);
+    });
+    std::this_thread::sleep_for(200ms);
+    EXPECT_EQ(s.writes.load(), 0) << "the peer has read nothing yet";
+    std::size_t got = 0;
+    std::vector<char> buffer(256 * 1024);
+    while (got < big.size()) {
+        const ssize_t n = ::recv(theirs, buffer.data(), buffer.size(), 0);
+        if (n <= 0) {
+            break;
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    EXPECT_EQ(got, big.size());
+    EXPECT_TRUE(eventually([&s] { return s.writes.load() > 0; }));
+    EXPECT_EQ(s.writes.load(), 1);
+    EXPECT_FALSE(s.write_error) << s.write_error.message();
+    EXPECT_GE(s.written_at - t0, 200ms);
+    std::uint64_t acknowledged = 0;
+    l.call([&] { acknowledged = s.get().bytes_acknowledged(); });
+    EXPECT_EQ(acknowledged, big.size());
+    close_stream(l, s);
+    ::close(theirs);
+}
+
+// Bytes that arrive while reading is paused wait in the socket, and come once reading resumes.
+TEST(loop_test, bytes_sent_while_reading_is_paused_come_when_it_resumes) {
+    running_loop l;
+    l.start();
+    const auto [ours, theirs] = tcp_pair();
+    ASSERT_GE(ours, 0);
+    stream s;
+    l.call([&, fd = ours] {
+        s.attach(l.get(), fd);
+        s.get().stop_reading();
+    });
+    std::this_thread::sleep_for(50ms);
+    ASSERT_EQ(::send(theirs, "hello", 5, MSG_NOSIGNAL), 5);
+    std::this_thread::sleep_for(100ms);
+    EXPECT_EQ(s.received.load(), 0u);
+    l.call([&] { s.get().start_reading(); });
+    EXPECT_TRUE(eventually([&s] { return s.received.load() == 5; }));
+    l.call([&] { EXPECT_EQ(s.first, "hello"); });
+    close_stream(l, s);
+    ::close(theirs);
+}
+
+// A peer that resets the connection ends the stream with the error, once; a write after it fails.
+TEST(loop_test, a_reset_ends_the_stream_with_its_error) {
+    running_loop l;
+    l.start();
+    const auto [ours, theirs] = tcp_pair();
+    ASSERT_GE(ours, 0);
+    stream s;
+    l.call([&, fd = ours] { s.attach(l.get(), fd); });
+    const linger hard{1, 0};
+    ASSERT_EQ(::setsockopt(theirs, SOL_SOCKET, SO_LINGER, &hard, sizeof(hard)), 0);
+    ::close(theirs); // RST
+    EXPECT_TRUE(eventually([&s] { return s.ends.load() > 0; }));
+    EXPECT_EQ(s.end_error, std::error_code(ECONNRESET, std::system_category())) << s.end_error.message();
+    l.call([&] { s.get().write("after"); });
+    EXPECT_TRUE(eventually([&s] { return s.writes.load() > 0; }));
+    EXPECT_TRUE(s.write_error);
+    EXPECT_EQ(s.ends.load(), 1);
+    close_stream(l, s);
 }
 
 TEST(loop_test, turns_are_counted_for_a_watchdog) {
