@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # A/B of two hotpath binaries in one sitting: requests per server CPU-second, alternating which goes first.
 # Server pinned to CPU 0, wrk to CPU 1. Usage: bench/binary_ab.sh OLD_BINARY NEW_BINARY
-# Env: PAIRS (5) DURATION (5s) CONNECTIONS (64) PATHS ("/plaintext /json") IO (auto).
+# Env: PAIRS (5) DURATION (5s) CONNECTIONS (64) APP (platform; avatar for the redirect, with PATHS=/)
+#      PATHS ("/plaintext /json") IO (auto), or OLD_IO and NEW_IO apart: the same binary on both backends.
 set -euo pipefail
 OLD=${1:?old binary} NEW=${2:?new binary}
 PAIRS=${PAIRS:-5} DURATION=${DURATION:-5s} CONNECTIONS=${CONNECTIONS:-64} PATHS=${PATHS:-"/plaintext /json"}
-IO=${IO:-auto}
+APP=${APP:-platform} IO=${IO:-auto}
+OLD_IO=${OLD_IO:-$IO} NEW_IO=${NEW_IO:-$IO}
 for tool in wrk taskset awk sort python3; do
   command -v "$tool" >/dev/null || { echo "binary_ab: missing tool: $tool" >&2; exit 2; }
 done
@@ -18,9 +20,9 @@ trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run BINARY PATH -> prints requests per server CPU-second
+# run BINARY PATH IO -> prints requests per server CPU-second
 run() {
-  taskset -c 0 "$1" serve platform --port "$PORT" --threads 1 --io "$IO" >"$TMP/server.log" 2>&1 &
+  taskset -c 0 "$1" serve "$APP" --port "$PORT" --threads 1 --io "$3" >"$TMP/server.log" 2>&1 &
   PID=$!
   for _ in $(seq 50); do grep -q serving "$TMP/server.log" && break; sleep 0.05; done
   taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PORT$2" >/dev/null # warm-up
@@ -36,11 +38,15 @@ run() {
 
 median() { sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "binary_ab: $(date -u +%FT%TZ) PAIRS=$PAIRS DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$IO"
+echo "binary_ab: $(date -u +%FT%TZ) APP=$APP PAIRS=$PAIRS DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$OLD_IO/$NEW_IO"
 for path in $PATHS; do
   : >"$TMP/ratios"
   for ((i = 1; i <= PAIRS; i++)); do
-    if ((i % 2)); then a=$(run "$OLD" "$path"); b=$(run "$NEW" "$path"); else b=$(run "$NEW" "$path"); a=$(run "$OLD" "$path"); fi
+    if ((i % 2)); then
+      a=$(run "$OLD" "$path" "$OLD_IO"); b=$(run "$NEW" "$path" "$NEW_IO")
+    else
+      b=$(run "$NEW" "$path" "$NEW_IO"); a=$(run "$OLD" "$path" "$OLD_IO")
+    fi
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')
     echo "$ratio" >>"$TMP/ratios"
     echo "  $path pair $i: old $a, new $b req/CPU-s: new/old $ratio" >&2

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: hotpath vs nginx (one worker each, pinned to CPU 0; load on CPU 1).
-# Env: DURATION (10s) RUNS (3) CONNECTIONS (64) HOTPATH (build/release/hotpath) OUT (append Markdown).
+# Env: DURATION (10s) RUNS (3) CONNECTIONS (64) HOTPATH (build/release/hotpath) IO (auto; uring or epoll: hotpath's
+#      backend) OUT (append Markdown).
 # Example: DURATION=2s RUNS=1 bash bench/server_vs_nginx.sh
 set -euo pipefail
 
 # --- settings and tool checks -------------------------------------------------------------
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
-HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx}
-CMDLINE="DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS $0${*:+ $*}"
+HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx} IO=${IO:-auto}
+CMDLINE="DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS IO=$IO $0${*:+ $*}"
 for tool in wrk ab curl taskset getconf awk sed sort timeout; do
   command -v "$tool" >/dev/null || { echo "server_vs_nginx: missing tool: $tool" >&2; exit 2; }
 done
@@ -56,8 +57,8 @@ nginx_conf() {  # nginx_conf DIR PORT -> prints the config path
   sed -e "s|@PREFIX@|$1|g" -e "s|@PORT@|$2|g" "$ROOT/bench/nginx.conf.in" >"$1/nginx.conf"
   echo "$1/nginx.conf"
 }
-hp_cmd() { echo "$HOTPATH serve platform --port $1 --threads 1 --drain-timeout 2000"; }
-av_cmd() { echo "$HOTPATH serve avatar $1 0 --threads 1 --drain-timeout 2000"; }
+hp_cmd() { echo "$HOTPATH serve platform --port $1 --threads 1 --drain-timeout 2000 --io $IO"; }
+av_cmd() { echo "$HOTPATH serve avatar $1 0 --threads 1 --drain-timeout 2000 --io $IO"; }
 ng_cmd() { echo "$NGINX -p $TMP/ng$1 -e $TMP/ng$1/error.log -c $(nginx_conf "$TMP/ng$1" "$1")"; }
 start() {  # start NAME CMD... : pinned to CPU 0; sets LAST_PID
   taskset -c 0 "${@:2}" >"$TMP/$1.log" 2>&1 &
