@@ -8,7 +8,7 @@
 namespace hotpath {
 
 // Values built for one response come from `resource`, which starts on an inline block and is released
-// after each request.
+// after each request. Made on a response's first JSON use and kept with its pooled request state.
 struct json_arena {
     static constexpr std::size_t inline_bytes = 4096;
 
@@ -31,11 +31,14 @@ void reset_json_arena(json_arena& arena) noexcept {
     arena.resource.release();
 }
 
-json_arena& arena_of(response& res) noexcept {
+json_arena& arena_of(response& res) {
+    if (res.arena_ == nullptr) {
+        res.arena_ = make_json_arena();
+    }
     return *res.arena_;
 }
 
-boost::json::storage_ptr json_storage(response& res) noexcept {
+boost::json::storage_ptr json_storage(response& res) {
     return boost::json::storage_ptr(&arena_of(res).resource);
 }
 

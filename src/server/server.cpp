@@ -122,6 +122,7 @@ struct server::impl {
         for (server_connection* c = w.first; c != nullptr; c = c->next) {
             c->on_tick(now);
         }
+        w.states.trim();
     }
 };
 
