@@ -14,11 +14,17 @@ request_state::request_state(const http::limits& limits, net::loop& loop)
     req.aborted_ = &aborted;
 }
 
-request_state_pool::request_state_pool(const http::limits& limits, net::loop& loop) : limits_(limits), loop_(loop) {}
+request_state_pool::request_state_pool(const http::limits& limits, net::loop& loop, loop_stats& stats)
+    : limits_(limits), loop_(loop), stats_(stats) {}
+
+void request_state_pool::destroy(request_state* state) noexcept {
+    delete state;
+    stats_.request_states_freed.add();
+}
 
 request_state_pool::~request_state_pool() {
     while (free_ != nullptr) {
-        delete std::exchange(free_, free_->next_free);
+        destroy(std::exchange(free_, free_->next_free));
     }
 }
 
@@ -29,6 +35,7 @@ request_state* request_state_pool::take() {
         --free_count_;
     } else {
         s = new request_state(limits_, loop_);
+        stats_.request_states_made.add();
     }
     if (++in_use_ > peak_in_use_) {
         peak_in_use_ = in_use_;
@@ -43,7 +50,7 @@ void request_state_pool::give(request_state* state) noexcept {
                        state->overflow.capacity() > kept_string_bytes ||
                        state->res.body().capacity() > kept_string_bytes;
     if (grown) {
-        delete state;
+        destroy(state);
         return;
     }
     // A connection may give its state back in the middle of a request (it closed): leave nothing of it.
@@ -66,7 +73,7 @@ void request_state_pool::trim() noexcept {
     const std::size_t needed = peak_in_use_ - in_use_;
     const std::size_t keep = needed > min_free ? needed : min_free;
     while (free_count_ > keep) {
-        delete std::exchange(free_, free_->next_free);
+        destroy(std::exchange(free_, free_->next_free));
         --free_count_;
     }
     peak_in_use_ = in_use_;

@@ -8,6 +8,7 @@
 #include "http/request_parser.hpp"
 #include "server/request.hpp"
 #include "server/response.hpp"
+#include "server/stats.hpp"
 
 #include <cstddef>
 #include <memory>
@@ -56,7 +57,8 @@ struct request_state {
 // second, frees the free states beyond what the last second needed at its peak. Not thread-safe.
 class request_state_pool {
 public:
-    request_state_pool(const http::limits& limits, net::loop& loop);
+    // Counts what it makes and frees in stats.request_states_made and request_states_freed.
+    request_state_pool(const http::limits& limits, net::loop& loop, loop_stats& stats);
     ~request_state_pool();
     request_state_pool(const request_state_pool&) = delete;
     request_state_pool& operator=(const request_state_pool&) = delete;
@@ -81,8 +83,11 @@ public:
     static constexpr std::size_t kept_string_bytes = 64 * 1024;
 
 private:
+    void destroy(request_state* state) noexcept;
+
     const http::limits& limits_;
     net::loop& loop_;
+    loop_stats& stats_;
     request_state* free_ = nullptr; // most recently given first: its memory is the likeliest in cache
     std::size_t free_count_ = 0;
     std::size_t in_use_ = 0;

@@ -285,6 +285,8 @@ server_stats server::stats() const noexcept {
         total.response_timeouts += s.response_timeouts.get();
         total.idle_timeouts += s.idle_timeouts.get();
         total.accept_pauses += s.accept_pauses.get();
+        total.request_states_made += s.request_states_made.get();
+        total.request_states_freed += s.request_states_freed.get();
     }
     total.timeouts = total.header_timeouts + total.body_timeouts + total.response_timeouts;
     return total;
