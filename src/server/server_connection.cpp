@@ -306,7 +306,8 @@ bool server_connection::do_body() {
         }
     } else {
         char* base = s.in.get() + begin_;
-        const auto r = s.chunked.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_ + body_bytes_);
+        const auto r =
+            s.chunked.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_ + body_bytes_);
         chunk_pos_ += r.consumed;
         body_bytes_ += r.produced;
         if (r.status == http::chunk_status::error) {

@@ -18,7 +18,8 @@ class server_connection;
 
 struct worker {
     worker(unsigned index, const app& r, const server_options& o, std::atomic<std::size_t>& open)
-        : loop(index), routes(r), options(o), open_connections(open), states(o.limits, loop, stats), drain_timer(loop) {}
+        : loop(index), routes(r), options(o), open_connections(open), states(o.limits, loop, stats), drain_timer(loop) {
+    }
 
     net::loop loop;
     const app& routes;
