@@ -4,18 +4,20 @@
 #include "server/json_arena.hpp"
 
 #include <array>
+#include <optional>
 
 namespace hotpath {
 
 // Values built for one response come from `resource`, which starts on an inline block and is released
-// after each request.
+// after each request. Made on a response's first JSON use and kept with its pooled request state.
 struct json_arena {
     static constexpr std::size_t inline_bytes = 4096;
 
-    json_arena() : resource(block.data(), block.size()) {}
+    json_arena() { resource.emplace(block.data(), block.size()); }
 
     alignas(std::max_align_t) std::array<unsigned char, inline_bytes> block{};
-    boost::json::monotonic_resource resource;
+    // Made afresh for each request (reset_json_arena), not release()d: see there.
+    std::optional<boost::json::monotonic_resource> resource;
     boost::json::serializer serializer; // its nesting stack is kept between requests
 };
 
@@ -28,15 +30,22 @@ json_arena_ptr make_json_arena() {
 }
 
 void reset_json_arena(json_arena& arena) noexcept {
-    arena.resource.release();
+    // Boost.JSON 1.81's release() frees the blocks but keeps the doubled size of the next one, so each request
+    // that spills past the inline block asked for twice as much as the last, until bad_alloc after ~17 of them
+    // (a 500 for every later large JSON response on that arena). A fresh resource starts again from the inline
+    // block's size, as LWG 3120 has the standard's monotonic_buffer_resource::release() do.
+    arena.resource.emplace(arena.block.data(), arena.block.size());
 }
 
-json_arena& arena_of(response& res) noexcept {
+json_arena& arena_of(response& res) {
+    if (res.arena_ == nullptr) {
+        res.arena_ = make_json_arena();
+    }
     return *res.arena_;
 }
 
-boost::json::storage_ptr json_storage(response& res) noexcept {
-    return boost::json::storage_ptr(&arena_of(res).resource);
+boost::json::storage_ptr json_storage(response& res) {
+    return boost::json::storage_ptr(&*arena_of(res).resource);
 }
 
 void response::json(const boost::json::value& value, http::status s) {

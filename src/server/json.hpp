@@ -7,9 +7,9 @@
 
 namespace hotpath {
 
-// A memory resource reset after each request of the response's connection: values built on it allocate
-// from a per-connection buffer and must not outlive the request.
-boost::json::storage_ptr json_storage(response& res) noexcept;
+// A memory resource reset after each request: values built on it allocate from a buffer kept with the
+// response (allocated on the first call for that response, then reused) and must not outlive the request.
+boost::json::storage_ptr json_storage(response& res);
 
 // Serialises any type Boost.JSON can convert (tag_invoke value_from, containers, described structs).
 template <typename T>

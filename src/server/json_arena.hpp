@@ -1,4 +1,4 @@
-// The per-connection JSON arena behind response::json and json_storage, opaque to the connection.
+// The per-response JSON arena behind response::json and json_storage, opaque to the connection.
 #pragma once
 
 #include <memory>

@@ -47,6 +47,7 @@ public:
 
 private:
     friend class server_connection;
+    friend struct request_state;
     const http::request_head* head_ = nullptr;
     http::route_params params_;
     std::string_view body_;

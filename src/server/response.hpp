@@ -2,6 +2,7 @@
 #pragma once
 
 #include "http/response.hpp"
+#include "server/json_arena.hpp"
 
 #include <string_view>
 
@@ -11,9 +12,8 @@ class value;
 
 namespace hotpath {
 
-struct json_arena;
-
-// Reused for every request of one connection (see http::response). Lives on the connection's loop.
+// Reused for the requests its connection's loop serves (see http::response): it belongs to a pooled request
+// state (server/request_state.hpp), lent to one connection at a time. Lives on that loop.
 class response : public http::response {
 public:
     // Serialises `value` as the body, Content-Type application/json, with status `s`.
@@ -23,8 +23,9 @@ public:
 
 private:
     friend class server_connection;
-    friend json_arena& arena_of(response& res) noexcept;
-    json_arena* arena_ = nullptr;
+    friend class request_state_pool;
+    friend json_arena& arena_of(response& res);
+    json_arena_ptr arena_; // made on the first JSON use (json_storage, json, problem)
 };
 
 } // namespace hotpath

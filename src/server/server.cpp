@@ -112,6 +112,7 @@ struct server::impl {
         for (server_connection* c = w.first; c != nullptr; c = c->next) {
             c->on_tick(now);
         }
+        w.states.trim();
     }
 };
 
@@ -269,6 +270,8 @@ server_stats server::stats() const noexcept {
         total.response_timeouts += s.response_timeouts.get();
         total.idle_timeouts += s.idle_timeouts.get();
         total.accept_pauses += s.accept_pauses.get();
+        total.request_states_made += s.request_states_made.get();
+        total.request_states_freed += s.request_states_freed.get();
     }
     total.timeouts = total.header_timeouts + total.body_timeouts + total.response_timeouts;
     return total;

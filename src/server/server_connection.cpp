@@ -2,18 +2,17 @@
 #include "server/server_connection.hpp"
 
 #include "server/app.hpp"
+#include "server/request_state.hpp"
 #include "server/server.hpp"
 #include "server/worker.hpp"
 
-
 #include <cstring>
+#include <utility>
 
 namespace hotpath {
 
 namespace {
 
-// Fits a typical request head and a 16-deep pipeline of small ones; grows on demand up to the limits.
-constexpr std::size_t initial_buffer_bytes = 4096;
 // Past this many bytes of unwritten responses, stop reading and handling until the peer reads.
 constexpr std::size_t out_high_water_bytes = 256 * 1024;
 // Past this many bytes received but not yet handled, stop reading until they are.
@@ -26,12 +25,7 @@ constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
 } // namespace
 
 server_connection::server_connection(worker& owner, int fd)
-    : owner_(owner), transport_(net::make_transport(owner.loop, fd, *this)), in_(new char[initial_buffer_bytes]), capacity_(initial_buffer_bytes),
-      parser_(owner.options.limits), chunked_(owner.options.limits), arena_(make_json_arena()) {
-    req_.head_ = &head_;
-    req_.loop_ = &owner_.loop;
-    req_.aborted_ = &aborted_;
-    res_.arena_ = arena_.get();
+    : owner_(owner), transport_(net::make_transport(owner.loop, fd, *this)) {
     next = owner_.first;
     if (next != nullptr) {
         next->prev = this;
@@ -48,6 +42,7 @@ server_connection::server_connection(worker& owner, int fd)
 }
 
 server_connection::~server_connection() {
+    release_state();
     if (prev != nullptr) {
         prev->next = next;
     } else {
@@ -66,35 +61,51 @@ void server_connection::start() {
     transport_->start_reading();
 }
 
+bool server_connection::nothing_to_write() const noexcept {
+    return !write_pending_ && (state_ == nullptr || state_->out.empty());
+}
+
 bool server_connection::idle() const noexcept {
-    return phase_ == phase::head && begin_ == end_ && !write_pending_ && out_.empty();
+    return phase_ == phase::head && begin_ == end_ && nothing_to_write();
+}
+
+// Idle again: the state goes back to the pool (with it the buffers, the head, the response and its JSON arena).
+// Nothing refers into it any more: the head's and the handler's views went with the last request.
+void server_connection::release_state() noexcept {
+    if (state_ == nullptr) {
+        return;
+    }
+    handler_task_.reset(); // a finished handler's frame, returned to the frame allocator
+    owner_.states.give(std::exchange(state_, nullptr));
+    begin_ = end_ = 0;
 }
 
 // Makes room for `bytes` more after end_, moving the unprocessed bytes to the front of a (possibly larger)
 // buffer. The head's views point into the buffer, so a move during a body re-parses the head in place.
 bool server_connection::ensure_space(std::size_t bytes) {
-    if (capacity_ - end_ >= bytes) {
+    request_state& s = *state_;
+    if (s.capacity - end_ >= bytes) {
         return true;
     }
     const std::size_t used = end_ - begin_;
     const std::size_t needed = used + bytes;
-    if (needed <= capacity_) {
-        std::memmove(in_.get(), in_.get() + begin_, used);
+    if (needed <= s.capacity) {
+        std::memmove(s.in.get(), s.in.get() + begin_, used);
     } else {
-        std::size_t grown = capacity_ * 2;
+        std::size_t grown = s.capacity * 2;
         while (grown < needed) {
             grown *= 2;
         }
         std::unique_ptr<char[]> bigger(new char[grown]);
-        std::memcpy(bigger.get(), in_.get() + begin_, used);
-        in_ = std::move(bigger);
-        capacity_ = grown;
+        std::memcpy(bigger.get(), s.in.get() + begin_, used);
+        s.in = std::move(bigger);
+        s.capacity = grown;
     }
     begin_ = 0;
     end_ = used;
     if (phase_ == phase::body_length || phase_ == phase::body_chunked) {
-        parser_.reset();
-        const auto again = parser_.parse({in_.get(), head_bytes_}, head_);
+        s.parser.reset();
+        const auto again = s.parser.parse({s.in.get(), head_bytes_}, s.head);
         return again.status == http::parse_status::complete;
     }
     return true;
@@ -104,6 +115,10 @@ void server_connection::on_transport_data(std::string_view bytes) {
     if (closed_ || phase_ == phase::closing) {
         return; // lingering close: discard
     }
+    if (state_ == nullptr) {
+        state_ = owner_.states.take();
+    }
+    request_state& s = *state_;
     if (timeout_ == timeout_kind::idle) {
         timeout_ = timeout_kind::headers;
         deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
@@ -111,22 +126,22 @@ void server_connection::on_transport_data(std::string_view bytes) {
         body_received_ += bytes.size();
     }
     if (phase_ == phase::handler) {
-        // The handler holds views into in_: append only where nothing moves.
-        if (overflow_.empty() && capacity_ - end_ >= bytes.size()) {
-            std::memcpy(in_.get() + end_, bytes.data(), bytes.size());
+        // The handler holds views into the buffer: append only where nothing moves.
+        if (s.overflow.empty() && s.capacity - end_ >= bytes.size()) {
+            std::memcpy(s.in.get() + end_, bytes.data(), bytes.size());
             end_ += bytes.size();
         } else {
-            overflow_.append(bytes);
+            s.overflow.append(bytes);
         }
     } else {
         if (!ensure_space(bytes.size())) {
             fail(http::status::internal_server_error, "the request head could not be kept");
             return;
         }
-        std::memcpy(in_.get() + end_, bytes.data(), bytes.size());
+        std::memcpy(s.in.get() + end_, bytes.data(), bytes.size());
         end_ += bytes.size();
     }
-    if (end_ - begin_ + overflow_.size() > in_high_water_bytes + owner_.options.limits.max_header_bytes &&
+    if (end_ - begin_ + s.overflow.size() > in_high_water_bytes + owner_.options.limits.max_header_bytes &&
         phase_ != phase::body_length && phase_ != phase::body_chunked) {
         reading_paused_ = true;
         transport_->stop_reading();
@@ -142,29 +157,32 @@ void server_connection::on_transport_end(std::error_code) {
     }
     peer_ended_ = true;
     if (phase_ == phase::handler) {
-        aborted_.cancel(); // no one is left to read the answer: the handler's calls may stop
+        state_->aborted.cancel(); // no one is left to read the answer: the handler's calls may stop
     }
     // Nothing owed, or a lingering close done: close now. Otherwise finish the response in progress.
-    if (phase_ == phase::closing || (phase_ != phase::handler && !write_pending_ && out_.empty())) {
+    if (phase_ == phase::closing || (phase_ != phase::handler && nothing_to_write())) {
         close();
     }
 }
 
 void server_connection::take_overflow() {
-    if (overflow_.empty()) {
+    request_state& s = *state_;
+    if (s.overflow.empty()) {
         return;
     }
-    if (ensure_space(overflow_.size())) {
-        std::memcpy(in_.get() + end_, overflow_.data(), overflow_.size());
-        end_ += overflow_.size();
+    if (ensure_space(s.overflow.size())) {
+        std::memcpy(s.in.get() + end_, s.overflow.data(), s.overflow.size());
+        end_ += s.overflow.size();
     }
-    overflow_.clear();
+    s.overflow.clear();
 }
 
-// Handles every complete request in the buffer, in order, then writes all their responses at once.
+// Handles every complete request in the buffer, in order, then writes all their responses at once. Runs with a
+// state (bytes arrived, a handler finished, or a write did); gives it back when that leaves the connection idle.
 void server_connection::do_process() {
+    request_state& s = *state_;
     take_overflow();
-    while (!closed_ && out_.size() < out_high_water_bytes) {
+    while (!closed_ && s.out.size() < out_high_water_bytes) {
         if (phase_ == phase::head && !do_head()) {
             break;
         }
@@ -183,15 +201,15 @@ void server_connection::do_process() {
     const bool wants_bytes = phase_ == phase::head || phase_ == phase::body_length || phase_ == phase::body_chunked;
     // Draining and idle, or every answer written to a peer that has ended (so the rest of a request, if any, can
     // no longer come): nothing is left to do.
-    if ((owner_.draining && idle()) || (peer_ended_ && wants_bytes && !write_pending_ && out_.empty())) {
+    if ((owner_.draining && idle()) || (peer_ended_ && wants_bytes && nothing_to_write())) {
         close();
         return;
     }
     arm_read_timeout();
-    if (out_.size() >= out_high_water_bytes && !reading_paused_) {
+    if (s.out.size() >= out_high_water_bytes && !reading_paused_) {
         reading_paused_ = true;
         transport_->stop_reading();
-    } else if (wants_bytes && reading_paused_ && out_.size() < out_high_water_bytes &&
+    } else if (wants_bytes && reading_paused_ && s.out.size() < out_high_water_bytes &&
                (phase_ != phase::head || end_ - begin_ < in_high_water_bytes)) {
         // A body is kept whole before its handler runs (up to limits.max_body_bytes), so however much of it
         // is buffered, the rest must be read; in the head phase, that much buffered means complete
@@ -199,13 +217,17 @@ void server_connection::do_process() {
         reading_paused_ = false;
         transport_->start_reading();
     }
+    if (idle()) {
+        release_state();
+    }
 }
 
 bool server_connection::do_head() {
     if (begin_ == end_) {
         return false;
     }
-    const auto r = parser_.parse({in_.get() + begin_, end_ - begin_}, head_);
+    request_state& s = *state_;
+    const auto r = s.parser.parse({s.in.get() + begin_, end_ - begin_}, s.head);
     if (r.status == http::parse_status::incomplete) {
         return false;
     }
@@ -213,7 +235,7 @@ bool server_connection::do_head() {
         fail(r.error, "the request is malformed or over a limit");
         return false;
     }
-    if (head_.method == http::method::connect) {
+    if (s.head.method == http::method::connect) {
         // RFC 9110 §9.3.6: CONNECT asks for a tunnel, which only a proxy opens.
         fail(http::status::not_implemented, "this server does not open tunnels (CONNECT)");
         return false;
@@ -223,20 +245,20 @@ bool server_connection::do_head() {
     chunk_pos_ = head_bytes_;
     continue_sent_ = false;
     const auto& limits = owner_.options.limits;
-    switch (head_.framing) {
+    switch (s.head.framing) {
     case http::body_framing::none:
         request_bytes_ = head_bytes_;
         phase_ = phase::ready;
         return true;
     case http::body_framing::content_length:
-        if (head_.content_length > limits.max_body_bytes) {
+        if (s.head.content_length > limits.max_body_bytes) {
             fail(http::status::content_too_large, "the request body is over the size limit");
             return false;
         }
         phase_ = phase::body_length;
         break;
     case http::body_framing::chunked:
-        chunked_.reset();
+        s.chunked.reset();
         phase_ = phase::body_chunked;
         break;
     case http::body_framing::until_close: // responses only: the request parser never yields it
@@ -250,8 +272,9 @@ bool server_connection::do_head() {
 }
 
 bool server_connection::do_body() {
+    request_state& s = *state_;
     if (phase_ == phase::body_length) {
-        const std::size_t length = head_.content_length;
+        const std::size_t length = s.head.content_length;
         const std::size_t have = end_ - begin_ - head_bytes_;
         if (have >= length) {
             body_bytes_ = length;
@@ -265,8 +288,9 @@ bool server_connection::do_body() {
             return false;
         }
     } else {
-        char* base = in_.get() + begin_;
-        const auto r = chunked_.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_ + body_bytes_);
+        char* base = s.in.get() + begin_;
+        const auto r =
+            s.chunked.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_ + body_bytes_);
         chunk_pos_ += r.consumed;
         body_bytes_ += r.produced;
         if (r.status == http::chunk_status::error) {
@@ -286,50 +310,53 @@ bool server_connection::do_body() {
         chunk_pos_ = head_bytes_ + body_bytes_;
     }
     // RFC 9110 §10.1.1: tell a client that waits for it to send the body.
-    if (head_.expect_continue && !continue_sent_ && head_.version_minor == 1) {
+    if (s.head.expect_continue && !continue_sent_ && s.head.version_minor == 1) {
         continue_sent_ = true;
-        out_.append(continue_response);
+        s.out.append(continue_response);
     }
     return false;
 }
 
 void server_connection::do_dispatch() {
+    request_state& s = *state_;
     owner_.stats.requests.add();
     timeout_ = timeout_kind::none;
-    req_.body_ = {in_.get() + begin_ + head_bytes_, body_bytes_};
-    res_.clear();
-    reset_json_arena(*arena_);
+    s.req.body_ = {s.in.get() + begin_ + head_bytes_, body_bytes_};
+    s.res.clear();
+    if (s.res.arena_ != nullptr) {
+        reset_json_arena(*s.res.arena_);
+    }
 
-    if (head_.path == "*") {
+    if (s.head.path == "*") {
         // "OPTIONS *" (RFC 9110 §9.3.7) asks about the server, not a resource: it is here, nothing to add.
-        res_.status(http::status::no_content);
+        s.res.status(http::status::no_content);
         finish_request();
         return;
     }
-    const auto match = owner_.routes.routes().match(head_.method, head_.path, req_.params_);
+    const auto match = owner_.routes.routes().match(s.head.method, s.head.path, s.req.params_);
     if (match.status == http::route_status::not_found) {
-        res_.problem(http::status::not_found, "no route matches the request path");
+        s.res.problem(http::status::not_found, "no route matches the request path");
         finish_request();
         return;
     }
     if (match.status == http::route_status::method_not_allowed) {
-        res_.header("Allow", match.allow);
-        res_.problem(http::status::method_not_allowed, "the route does not accept this method");
+        s.res.header("Allow", match.allow);
+        s.res.problem(http::status::method_not_allowed, "the route does not accept this method");
         finish_request();
         return;
     }
 
     const handler& h = owner_.routes.handler_at(match.handler);
     phase_ = phase::handler;
-    aborted_.reset();
+    s.aborted.reset();
     // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
     // task::error() (see finish_handler).
     std::exception_ptr error;
     try {
         if (h.sync) {
-            h.sync(req_, res_);
+            h.sync(s.req, s.res);
         } else {
-            handler_task_ = h.async(req_, res_);
+            handler_task_ = h.async(s.req, s.res);
             if (!handler_task_.start(&server_connection::on_handler_done, this)) {
                 return; // suspended: on_handler_done resumes the connection
             }
@@ -352,25 +379,26 @@ void server_connection::on_handler_done(void* self) noexcept {
 void server_connection::finish_handler(const std::exception_ptr& error) {
     if (error) {
         owner_.stats.handler_exceptions.add();
-        res_.clear();
-        res_.problem(http::status::internal_server_error, "the handler failed");
+        state_->res.clear();
+        state_->res.problem(http::status::internal_server_error, "the handler failed");
     }
     finish_request();
 }
 
 void server_connection::finish_request() {
-    const bool keep = head_.keep_alive && !owner_.draining;
+    request_state& s = *state_;
+    const bool keep = s.head.keep_alive && !owner_.draining;
     const auto field =
         !keep ? http::connection_field::close
-              : (head_.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
-    res_.serialize(out_, owner_.loop.http_date(), field, head_.method == http::method::head);
-    owner_.stats.responses_by_class[std::min(http::to_int(res_.status()) / 100, 5u)].add();
+              : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
+    s.res.serialize(s.out, owner_.loop.http_date(), field, s.head.method == http::method::head);
+    owner_.stats.responses_by_class[std::min(http::to_int(s.res.status()) / 100, 5u)].add();
 
     begin_ += request_bytes_;
     if (begin_ == end_) {
         begin_ = end_ = 0;
     }
-    parser_.reset();
+    s.parser.reset();
     if (!keep) {
         phase_ = phase::closing;
         linger_ = begin_ != end_; // pipelined requests we will not answer
@@ -383,11 +411,11 @@ void server_connection::finish_request() {
 // Waiting for the client again, with every response written: the keep-alive timeout when nothing of the next
 // request is here, else the headers timeout for the rest of its head.
 void server_connection::arm_read_timeout() {
-    if (phase_ != phase::head || timeout_ != timeout_kind::none || write_pending_ || !out_.empty()) {
+    if (phase_ != phase::head || timeout_ != timeout_kind::none || !nothing_to_write()) {
         return;
     }
     const auto& limits = owner_.options.limits;
-    if (begin_ == end_ && overflow_.empty()) {
+    if (begin_ == end_ && state_->overflow.empty()) {
         timeout_ = timeout_kind::idle;
         deadline_ = owner_.loop.now() + limits.keep_alive_timeout;
     } else {
@@ -397,20 +425,24 @@ void server_connection::arm_read_timeout() {
 }
 
 // Answers a request the connection could not accept (malformed, or over a limit), then closes.
-void server_connection::fail(http::status s, std::string_view detail) {
+void server_connection::fail(http::status code, std::string_view detail) {
     owner_.stats.bad_requests.add();
-    answer_and_close(s, detail);
+    answer_and_close(code, detail);
 }
 
-// Answers `s` and closes (RFC 9112 §9.6: a message whose framing is in doubt leaves the connection unusable).
-void server_connection::answer_and_close(http::status s, std::string_view detail) {
-    owner_.stats.responses_by_class[std::min(http::to_int(s) / 100, 5u)].add();
-    res_.clear();
-    reset_json_arena(*arena_);
-    res_.problem(s, detail);
+// Answers `code` and closes (RFC 9112 §9.6: a message whose framing is in doubt leaves the connection unusable).
+// Runs with a state: some bytes of a request are here.
+void server_connection::answer_and_close(http::status code, std::string_view detail) {
+    request_state& s = *state_;
+    owner_.stats.responses_by_class[std::min(http::to_int(code) / 100, 5u)].add();
+    s.res.clear();
+    if (s.res.arena_ != nullptr) {
+        reset_json_arena(*s.res.arena_);
+    }
+    s.res.problem(code, detail);
     // The head may not have parsed: a request that opens with HEAD gets no body either (RFC 9110 §9.3.2).
-    const bool head_only = std::string_view(in_.get() + begin_, end_ - begin_).starts_with("HEAD ");
-    res_.serialize(out_, owner_.loop.http_date(), http::connection_field::close, head_only);
+    const bool head_only = std::string_view(s.in.get() + begin_, end_ - begin_).starts_with("HEAD ");
+    s.res.serialize(s.out, owner_.loop.http_date(), http::connection_field::close, head_only);
     phase_ = phase::closing;
     linger_ = true; // the rest of the request (a body, more requests) may still be on its way
     timeout_ = timeout_kind::none;
@@ -421,20 +453,21 @@ void server_connection::do_write() {
     if (write_pending_ || closed_) {
         return;
     }
-    if (out_.empty()) {
+    request_state& s = *state_;
+    if (s.out.empty()) {
         if (phase_ == phase::closing) {
             do_linger();
         }
         return;
     }
-    std::swap(out_, writing_);
+    std::swap(s.out, s.writing);
     write_pending_ = true;
-    transport_->write(writing_);
+    transport_->write(s.writing);
 }
 
 void server_connection::on_transport_written(std::error_code error) {
     write_pending_ = false;
-    writing_.clear();
+    state_->writing.clear(); // a write in flight keeps the state
     if (closed_) {
         return;
     }
@@ -442,7 +475,7 @@ void server_connection::on_transport_written(std::error_code error) {
         close();
         return;
     }
-    if (!out_.empty()) {
+    if (!state_->out.empty()) {
         do_write();
         return;
     }
@@ -467,7 +500,7 @@ void server_connection::do_linger() {
     timeout_ = timeout_kind::linger;
     deadline_ = owner_.loop.now() + linger_time;
     begin_ = end_ = 0;
-    overflow_.clear();
+    state_->overflow.clear();
     reading_paused_ = false;
     transport_->start_reading();
 }
@@ -572,7 +605,7 @@ void server_connection::close() {
     timeout_ = timeout_kind::none;
     if (phase_ == phase::handler) {
         // Abandon a suspended handler: destroying its frame cancels what it awaits.
-        aborted_.cancel();
+        state_->aborted.cancel();
         handler_task_.reset();
     }
     transport_->close();

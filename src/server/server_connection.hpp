@@ -1,27 +1,25 @@
 // One client connection: read → parse → route → handler → write, then the next request, on one loop.
 #pragma once
 
-#include "core/cancel.hpp"
 #include "core/task.hpp"
-#include "http/chunked_decoder.hpp"
-#include "http/request_parser.hpp"
+#include "http/status.hpp"
 #include "net/loop.hpp"
 #include "net/transport.hpp"
-#include "server/json_arena.hpp"
-#include "server/request.hpp"
-#include "server/response.hpp"
 
 #include <cstdint>
 #include <memory>
-#include <string>
 
 namespace hotpath {
 
 struct worker;
+struct request_state;
 
 // Owned by its worker's intrusive list and destroyed by itself once closed with no operation pending.
 // Requests on one connection are answered strictly in order (pipelining, RFC 9112 §9.3.2): all complete
 // requests in the read buffer are handled, their responses gathered in one buffer and written with one call.
+// The buffers, parser, request and response live in a request_state taken from the worker's pool when bytes
+// arrive and given back once the connection is idle again, so a waiting keep-alive connection is this object
+// and its transport only.
 class server_connection final : public net::transport_owner {
 public:
     // Takes the accepted socket `fd` onto the loop's backend (net::make_transport).
@@ -57,8 +55,8 @@ private:
     static void on_handler_done(void* self) noexcept;
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
-    void fail(http::status s, std::string_view detail);
-    void answer_and_close(http::status s, std::string_view detail);
+    void fail(http::status code, std::string_view detail);
+    void answer_and_close(http::status code, std::string_view detail);
     bool response_too_slow(net::clock::time_point now) noexcept;
     void do_write();
     void do_linger();
@@ -67,36 +65,28 @@ private:
     bool ensure_space(std::size_t bytes);
     void take_overflow();
     bool idle() const noexcept;
+    bool nothing_to_write() const noexcept;
+    void release_state() noexcept;
 
     worker& owner_;
     std::unique_ptr<net::transport> transport_;
 
-    // Read buffer: [begin_, end_) holds unprocessed bytes; the current request starts at begin_.
-    std::unique_ptr<char[]> in_;
-    std::size_t capacity_ = 0;
+    // Lent by owner_.states while a request is in flight; null when idle (no byte unprocessed, no handler
+    // running, nothing left to write) and before the first byte arrives.
+    request_state* state_ = nullptr;
+    // In state_->in: [begin_, end_) holds unprocessed bytes; the current request starts at begin_.
     std::size_t begin_ = 0;
     std::size_t end_ = 0;
-    // Bytes that arrived while a handler held views into in_ and in_ had no room: appended after it ends.
-    std::string overflow_;
 
     phase phase_ = phase::head;
-    http::request_parser parser_;
-    http::chunked_decoder chunked_;
-    http::request_head head_;
     std::size_t head_bytes_ = 0;    // size of the current head, from begin_
     std::size_t body_bytes_ = 0;    // decoded body bytes, stored from begin_ + head_bytes_
     std::size_t chunk_pos_ = 0;     // chunked: next undecoded byte, from begin_
     std::size_t request_bytes_ = 0; // bytes of the whole request (head and framed body), from begin_
     bool continue_sent_ = false;
 
-    request req_;
-    response res_;
-    cancel_signal aborted_; // request::aborted(): the peer went away while a handler ran
-    json_arena_ptr arena_;
     task<void> handler_task_;
 
-    std::string out_;             // responses waiting to be written
-    std::string writing_;         // the buffer being written
     bool reading_paused_ = false; // backpressure: the transport was told to stop reading
     bool write_pending_ = false;
     bool closed_ = false;

@@ -23,6 +23,10 @@ struct loop_stats {
     // Not a fault: an idle keep-alive connection closed after limits.keep_alive_timeout.
     counter idle_timeouts;
     counter accept_pauses; // accepting paused: out of file descriptors or kernel memory
+    // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
+    // exist, in use or pooled. Both stay still while busy connections reuse pooled states.
+    counter request_states_made;
+    counter request_states_freed;
 };
 
 // A plain copy, summed over loops.
@@ -40,6 +44,8 @@ struct server_stats {
     std::uint64_t response_timeouts = 0;
     std::uint64_t idle_timeouts = 0; // idle keep-alive connections closed (not counted in timeouts)
     std::uint64_t accept_pauses = 0;
+    std::uint64_t request_states_made = 0;  // request states allocated by the loops' pools
+    std::uint64_t request_states_freed = 0; // and freed (trimmed, or too grown to keep)
 };
 
 } // namespace hotpath

@@ -4,6 +4,8 @@
 #include "net/listener.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
+#include "server/request_state.hpp"
+#include "server/server.hpp"
 #include "server/stats.hpp"
 
 #include <atomic>
@@ -13,11 +15,11 @@ namespace hotpath {
 
 class app;
 class server_connection;
-struct server_options;
 
 struct worker {
     worker(unsigned index, const app& r, const server_options& o, std::atomic<std::size_t>& open)
-        : loop(index), routes(r), options(o), open_connections(open), drain_timer(loop) {}
+        : loop(index), routes(r), options(o), open_connections(open), states(o.limits, loop, stats), drain_timer(loop) {
+    }
 
     net::loop loop;
     const app& routes;
@@ -25,6 +27,8 @@ struct worker {
     std::unique_ptr<net::listener> listener;
     loop_stats stats;
     std::atomic<std::size_t>& open_connections; // across all workers, for limits.max_connections
+    // What connections with a request in flight borrow (trimmed on the tick); an idle one holds none.
+    request_state_pool states;
 
     // Intrusive list of this loop's connections (each removes itself when destroyed).
     server_connection* first = nullptr;
