@@ -9,7 +9,7 @@ trap 'rm -rf "$work"' EXIT
 cmake --install "$build_dir" --prefix "$work/prefix" >/dev/null
 include_dir="$work/prefix/include/hotpath"
 # The machinery stays inside: none of it is installed.
-for internal in net/uring.hpp net/epoll.hpp net/epoll_transport.hpp net/listener.hpp net/transport.hpp server/worker.hpp server/server_connection.hpp \
+for internal in net/uring.hpp net/epoll.hpp net/epoll_transport.hpp net/listener.hpp net/transport.hpp server/worker.hpp server/server_connection.hpp server/request_state.hpp \
     client/pool.hpp load/worker.hpp; do
     if [ -e "$include_dir/$internal" ]; then
         echo "consumer: an internal header was installed: $internal" >&2
