@@ -3,12 +3,13 @@
 # Server pinned to CPU 0, wrk to CPU 1. Usage: bench/binary_ab.sh OLD_BINARY NEW_BINARY
 # Env: PAIRS (5) DURATION (5s) CONNECTIONS (64) APP (platform; avatar for the redirect, with PATHS=/)
 #      PATHS ("/plaintext /json") IO (auto), or OLD_IO and NEW_IO apart: the same binary on both backends.
+#      AB_REQUESTS (unset): ab -n AB_REQUESTS -c 10 without keep-alive instead of wrk (a connection per request).
 set -euo pipefail
 OLD=${1:?old binary} NEW=${2:?new binary}
 PAIRS=${PAIRS:-5} DURATION=${DURATION:-5s} CONNECTIONS=${CONNECTIONS:-64} PATHS=${PATHS:-"/plaintext /json"}
-APP=${APP:-platform} IO=${IO:-auto}
+APP=${APP:-platform} IO=${IO:-auto} AB_REQUESTS=${AB_REQUESTS:-}
 OLD_IO=${OLD_IO:-$IO} NEW_IO=${NEW_IO:-$IO}
-for tool in wrk taskset awk sort python3; do
+for tool in wrk ab taskset awk sort python3; do
   command -v "$tool" >/dev/null || { echo "binary_ab: missing tool: $tool" >&2; exit 2; }
 done
 TCK=$(getconf CLK_TCK)
@@ -26,19 +27,24 @@ run() {
   PID=$!
   for _ in $(seq 50); do grep -q serving "$TMP/server.log" && break; sleep 0.05; done
   taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PORT$2" >/dev/null # warm-up
-  local before after
+  local before after requests
   before=$(cpu_ticks "$PID")
-  taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" "http://127.0.0.1:$PORT$2" >"$TMP/wrk.txt"
-  after=$(cpu_ticks "$PID")
+  if [[ -n $AB_REQUESTS ]]; then
+    taskset -c 1 ab -q -n "$AB_REQUESTS" -c 10 "http://127.0.0.1:$PORT$2" >"$TMP/ab.txt"
+    after=$(cpu_ticks "$PID")
+    requests=$(awk '/^Complete requests:/ {print $3}' "$TMP/ab.txt")
+  else
+    taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" "http://127.0.0.1:$PORT$2" >"$TMP/wrk.txt"
+    after=$(cpu_ticks "$PID")
+    requests=$(awk '/requests in/ {print $1}' "$TMP/wrk.txt")
+  fi
   kill -TERM "$PID"; wait "$PID" 2>/dev/null || true; PID=
-  local requests
-  requests=$(awk '/requests in/ {print $1}' "$TMP/wrk.txt")
   awk -v r="$requests" -v t="$((after - before))" -v hz="$TCK" 'BEGIN { printf "%.0f\n", r / (t / hz) }'
 }
 
 median() { sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "binary_ab: $(date -u +%FT%TZ) APP=$APP PAIRS=$PAIRS DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$OLD_IO/$NEW_IO"
+echo "binary_ab: $(date -u +%FT%TZ) APP=$APP PAIRS=$PAIRS ${AB_REQUESTS:+AB_REQUESTS=$AB_REQUESTS }DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$OLD_IO/$NEW_IO"
 for path in $PATHS; do
   : >"$TMP/ratios"
   for ((i = 1; i <= PAIRS; i++)); do
