@@ -23,7 +23,9 @@ cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
 # run BINARY PATH IO -> prints requests per server CPU-second
 run() {
-  taskset -c 0 "$1" serve "$APP" --port "$PORT" --threads 1 --io "$3" >"$TMP/server.log" 2>&1 &
+  local where=(--port "$PORT")
+  [[ $APP == avatar ]] && where=("$PORT") # positional: binaries before 2026-12-03 took no --port there
+  taskset -c 0 "$1" serve "$APP" "${where[@]}" --threads 1 --io "$3" >"$TMP/server.log" 2>&1 &
   PID=$!
   for _ in $(seq 50); do grep -q serving "$TMP/server.log" && break; sleep 0.05; done
   taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PORT$2" >/dev/null # warm-up

@@ -133,7 +133,7 @@ runner define_serve(CLI::App& serve_cmd) {
     add(
         "avatar", "Case 5: GET / redirects to a random Renard-{k}.png", 5001,
         [avatar_n](CLI::App& c, service& s) {
-            c.add_option("port", s.flags.options.port, "Port; 0 picks a free one")->capture_default_str();
+            c.add_option("port,--port,-p", s.flags.options.port, "Port; 0 picks a free one")->capture_default_str();
             c.add_option("n", *avatar_n, "Largest k: k is uniform in 0..N")->capture_default_str();
         },
         [avatar_n](app& routes, service&) {

@@ -107,6 +107,18 @@ TEST(cli_test, serve_avatar_redirects_to_a_renard_in_range) {
     EXPECT_EQ(c.wait_exit(), 0);
 }
 
+// The port is --port on every service, avatar included, whose two positionals follow the write-up.
+TEST(cli_test, serve_avatar_takes_the_port_as_an_option_too) {
+    child c({"serve", "avatar", "--port", "0", "--threads", "1"});
+    const auto port = port_from(c.line());
+    ASSERT_NE(port, 0);
+    const std::string out =
+        run_curl("-o /dev/null -w '%{http_code} %{redirect_url}' http://127.0.0.1:" + std::to_string(port) + "/");
+    EXPECT_EQ(out, "302 https://avatar.spacefox.fr/Renard-0.png");
+    c.signal(SIGINT);
+    EXPECT_EQ(c.wait_exit(), 0);
+}
+
 TEST(cli_test, bad_usage_exits_2_with_one_line) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"serve", "platform", "--port", "notanumber"},
