@@ -1,0 +1,212 @@
+#!/usr/bin/env bash
+# The write-ups' own services on ASP.NET Core's Kestrel (peers/dotnet, built by scripts/build-peers.sh) against
+# hotpath's, case by case, in one run: servers pinned to CPU 0 with one loop each (Kestrel as it comes), the load
+# on CPU 1, the two alternating in every run. Per service: requests per server CPU-second (wrk, or ab for case 5
+# as its write-up ran it), p50/p99 at a fixed rate (hotpath load, latency from the scheduled send), RSS at rest and
+# the peak under load, start-up to the first answer (bench/startup_probe.cpp), size on disk.
+# Case 1: each strategy's p95 under the write-up's NBomber profile (1, 2, 3 req/s after a 5 s warm-up).
+# Env: CASES ("3 5 1") DURATION (10s) RUNS (3) CONNECTIONS (64) RATE (5000) AB_REQUESTS (100000)
+#      HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
+# Example: CASES=3 DURATION=3s RUNS=1 bash bench/vs_dotnet.sh
+set -euo pipefail
+
+# --- settings and tool checks -------------------------------------------------------------
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+CASES=${CASES:-"3 5 1"} DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
+RATE=${RATE:-5000} AB_REQUESTS=${AB_REQUESTS:-100000} OUT=${OUT:-}
+HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} PEERS=${PEERS:-$ROOT/build/peers}
+CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE $0"
+for tool in wrk ab taskset getconf awk sort python3 g++ du; do
+  command -v "$tool" >/dev/null || { echo "vs_dotnet: missing tool: $tool" >&2; exit 2; }
+done
+[[ -x $HOTPATH ]] || { echo "vs_dotnet: hotpath binary not found: $HOTPATH" >&2; exit 2; }
+if ! command -v dotnet >/dev/null; then
+  echo "vs_dotnet: dotnet not found: the .NET originals are skipped (nothing to compare)"
+  exit 0
+fi
+for c in $CASES; do
+  case $c in
+    1) need="weather aggregator" ;; 3) need=platform ;; 5) need=avatar ;;
+    *) echo "vs_dotnet: no such case here: $c (cases 1, 3 and 5; 2 and 4 come with their services)" >&2; exit 2 ;;
+  esac
+  for p in $need; do
+    [[ -x $PEERS/$p/$p ]] || { echo "vs_dotnet: $PEERS/$p/$p not built: run scripts/build-peers.sh" >&2; exit 2; }
+  done
+done
+TCK=$(getconf CLK_TCK)
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# --- cleanup: stop every server we started, by PID, even on error or Ctrl-C -----------------
+TMP=$(mktemp -d /tmp/vs_dotnet.XXXXXX)
+PIDS=()
+stop_pid() { # SIGTERM, up to 5 s, then SIGKILL
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  kill -KILL "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+}
+cleanup() { local p; for p in "${PIDS[@]}"; do stop_pid "$p"; done; PIDS=(); rm -rf "$TMP"; }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+g++ -O2 -std=c++20 -o "$TMP/startup_probe" "$ROOT/bench/startup_probe.cpp"
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
+
+# --- the two sides: command lines per service -----------------------------------------------
+# cmd SIDE SERVICE PORT [UPSTREAM_PORT] -> the server's command line
+cmd() {
+  local side=$1 svc=$2 port=$3 up=${4:-}
+  if [[ $side == hotpath ]]; then
+    case $svc in
+      platform | weather) echo "$HOTPATH serve $svc --port $port --threads 1" ;;
+      avatar) echo "$HOTPATH serve avatar $port 10 --threads 1" ;;
+      aggregator) echo "$HOTPATH serve aggregator --port $port --threads 1 --upstream http://127.0.0.1:$up" ;;
+    esac
+  else
+    case $svc in
+      platform | weather) echo "$PEERS/$svc/$svc --urls http://127.0.0.1:$port" ;;
+      avatar) echo "$PEERS/avatar/avatar $port 10" ;;
+      aggregator) echo "$PEERS/aggregator/aggregator --urls http://127.0.0.1:$port --WeatherUrl http://127.0.0.1:$up" ;;
+    esac
+  fi
+}
+
+LAST_PID=
+start() { # start CPU CMD... : starts it pinned; wait_ready tells when it answers
+  local cpu=$1; shift
+  taskset -c "$cpu" "$@" >"$TMP/server.log" 2>&1 &
+  LAST_PID=$!
+  PIDS+=("$LAST_PID")
+}
+wait_ready() { # wait_ready URL
+  local i
+  for ((i = 0; i < 200; i++)); do curl -s -o /dev/null --max-time 1 "$1" && return 0; sleep 0.05; done
+  echo "vs_dotnet: no answer from $1 in 10 s" >&2; exit 1
+}
+forget_pid() { local p kept=(); for p in "${PIDS[@]}"; do [[ $p == "$1" ]] || kept+=("$p"); done; PIDS=("${kept[@]}"); }
+stop_last() { stop_pid "$LAST_PID"; forget_pid "$LAST_PID"; LAST_PID=; }
+rss_kb() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status"; }
+hwm_kb() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+cpu_ticks() { # the process and all its threads: utime + stime
+  awk '{print $14 + $15}' "/proc/$1/stat"
+}
+median() { sort -g | awk '{v[NR] = $1} END { if (NR == 0) print "-"; else print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+record() { echo "$*" >>"$TMP/res"; } # record SIDE SERVICE METRIC VALUE
+value() { awk -v s="$1" -v v="$2" -v m="$3" '$1 == s && $2 == v && $3 == m {print $4}' "$TMP/res" | median; }
+
+# --- one service, one side: everything measured on one fresh server ---------------------------
+# measure SIDE SERVICE LABEL PATH LOAD(wrk|ab): figures recorded under LABEL
+measure() {
+  local side=$1 app=$2 svc=$3 path=$4 how=$5 port before after requests url
+  port=$(free_port)
+  url="http://127.0.0.1:$port$path"
+  # Start-up to the first answer, on a server of its own (the probe stops it).
+  record "$side" "$svc" startup_ms "$("$TMP/startup_probe" "$port" 0 1 $(cmd "$side" "$app" "$port") | awk '{print $2}')"
+  start 0 $(cmd "$side" "$app" "$port")
+  wait_ready "$url"
+  sleep 1
+  record "$side" "$svc" rest_kb "$(rss_kb "$LAST_PID")"
+  taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d2s "$url" >/dev/null # warm-up (JIT tiers for Kestrel)
+  before=$(cpu_ticks "$LAST_PID")
+  if [[ $how == ab ]]; then
+    taskset -c 1 ab -q -n "$AB_REQUESTS" -c 10 "$url" >"$TMP/load.txt" 2>&1
+    after=$(cpu_ticks "$LAST_PID")
+    requests=$(awk '/^Complete requests:/ {print $3}' "$TMP/load.txt")
+    record "$side" "$svc" rps "$(awk '/^Requests per second:/ {print $4}' "$TMP/load.txt")"
+  else
+    taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d"$DURATION" "$url" >"$TMP/load.txt"
+    after=$(cpu_ticks "$LAST_PID")
+    requests=$(awk '/requests in/ {print $1}' "$TMP/load.txt")
+    record "$side" "$svc" rps "$(awk '/^Requests\/sec:/ {print $2}' "$TMP/load.txt")"
+  fi
+  record "$side" "$svc" rpcpu "$(awk -v r="$requests" -v t="$((after - before))" -v hz="$TCK" 'BEGIN { printf "%.0f", r / (t / hz) }')"
+  record "$side" "$svc" peak_kb "$(hwm_kb "$LAST_PID")"
+  # Latency at a fixed rate, from the scheduled send (wrk2's way), on the warmed server.
+  taskset -c 1 "$HOTPATH" load "$url" --rate "$RATE" -d "$DURATION" -c "$CONNECTIONS" -t 1 -q \
+    --json "$TMP/fixed.json" >/dev/null 2>&1 || true
+  read -r p50 p99 < <(python3 -c 'import json,sys; p=json.load(open(sys.argv[1]))["latency"]["percentiles_us"]; print(p["50"], p["99"])' "$TMP/fixed.json")
+  record "$side" "$svc" p50_us "$p50"
+  record "$side" "$svc" p99_us "$p99"
+  stop_last
+}
+
+size_of() { # size_of SIDE SERVICE -> bytes on disk
+  if [[ $1 == hotpath ]]; then stat -c %s "$HOTPATH"; else du -sb "$PEERS/$2" | awk '{print $1}'; fi
+}
+
+# --- case 1: the aggregator's strategies under the write-up's NBomber profile ------------------
+case1() {
+  local side=$1 wport aport s
+  wport=$(free_port); aport=$(free_port)
+  start 0 $(cmd "$side" weather "$wport"); local wpid=$LAST_PID
+  wait_ready "http://127.0.0.1:$wport/weatherForecast"
+  start 0 $(cmd "$side" aggregator "$aport" "$wport")
+  wait_ready "http://127.0.0.1:$aport/?strategy=all"
+  for s in sequential all bounded; do
+    log "  $side aggregator ?strategy=$s: NBomber's profile (35 s)"
+    taskset -c 1 "$HOTPATH" load "http://127.0.0.1:$aport/?strategy=$s&limit=10" -t 1 -q --timeout 30s \
+      --stages "rate=1/s:5s, rate=1/s:5s, rate=2/s:10s, rate=3/s:15s" --warmup 5s --json "$TMP/c1.json" \
+      >/dev/null 2>&1 || true
+    record "$side" "agg-$s" p95_ms "$(python3 -c 'import json,sys; print(round(json.load(open(sys.argv[1]))["latency"]["percentiles_us"]["95"] / 1000, 1))' "$TMP/c1.json")"
+  done
+  stop_last
+  stop_pid "$wpid"; forget_pid "$wpid"
+}
+
+# --- the runs -------------------------------------------------------------------------------
+for ((run = 1; run <= RUNS; run++)); do
+  if ((run % 2)); then sides="hotpath dotnet"; else sides="dotnet hotpath"; fi
+  for c in $CASES; do
+    for side in $sides; do
+      case $c in
+        3)
+          log "run $run/$RUNS: case 3, $side platform /plaintext and /json"
+          measure "$side" platform plaintext /plaintext wrk
+          measure "$side" platform json /json wrk ;;
+        5)
+          log "run $run/$RUNS: case 5, $side avatar (ab -n $AB_REQUESTS -c 10)"
+          measure "$side" avatar avatar / ab ;;
+        1)
+          ((run == 1)) || continue # 35 s per strategy: once is enough
+          log "run $run/$RUNS: case 1, $side weather + aggregator"
+          case1 "$side" ;;
+      esac
+    done
+  done
+done
+
+# --- the table --------------------------------------------------------------------------------
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) print "-"; else printf "%.2f", a / b }'; }
+{
+  printf '%-11s %-14s %10s %10s %6s\n' service metric hotpath dotnet ratio
+  for c in $CASES; do
+    case $c in 3) svcs="plaintext json" ;; 5) svcs=avatar ;; *) svcs= ;; esac
+    for svc in $svcs; do
+      for m in rps rpcpu p50_us p99_us rest_kb peak_kb startup_ms; do
+        h=$(value hotpath "$svc" "$m"); d=$(value dotnet "$svc" "$m")
+        printf '%-11s %-14s %10s %10s %6s\n' "$svc" "$m" "$h" "$d" "$(ratio "$h" "$d")"
+      done
+    done
+    if [[ $c == 1 ]]; then
+      for s in sequential all bounded; do
+        h=$(value hotpath "agg-$s" p95_ms); d=$(value dotnet "agg-$s" p95_ms)
+        printf '%-11s %-14s %10s %10s %6s\n' aggregator "p95_ms $s" "$h" "$d" "$(ratio "$h" "$d")"
+      done
+    fi
+  done
+  for svc in platform avatar; do
+    [[ -d $PEERS/$svc ]] || continue
+    printf '%-11s %-14s %10s %10s %6s\n' "$svc" disk_bytes "$(size_of hotpath "$svc")" "$(size_of dotnet "$svc")" \
+      "$(ratio "$(size_of hotpath "$svc")" "$(size_of dotnet "$svc")")"
+  done
+  echo "runs: $RUNS x $DURATION; medians; rps/rpcpu: wrk -t1 -c$CONNECTIONS (avatar: ab -n $AB_REQUESTS -c 10) on CPU 1,"
+  echo "servers on CPU 0 (hotpath --threads 1; Kestrel as it comes); p50/p99 at $RATE req/s from the scheduled send"
+  echo "(hotpath load -c$CONNECTIONS); rest_kb after 1 s idle, peak_kb = VmHWM after the load; startup_ms to the first"
+  echo "answer (bench/startup_probe.cpp); dotnet disk_bytes = the published folder (the shared .NET runtime not counted)"
+  echo "dotnet: $(dotnet --version 2>/dev/null), runtime $(dotnet --list-runtimes 2>/dev/null | awk '/AspNetCore/ {print $2}' | tail -1)"
+} | tee "$TMP/table"
+if [[ -n $OUT ]]; then
+  { echo; echo "\`$CMDLINE\` ($(date -u +%F))"; echo; echo '```'; cat "$TMP/table"; echo '```'; } >>"$OUT"
+fi
