@@ -11,6 +11,8 @@ packages=(
     clang-14 libclang-rt-14-dev
     # peers for tests and benchmarks
     curl nginx-light wrk apache2-utils nghttp2-client procps
+    # promtool checks the metrics exposition
+    prometheus
 )
 
 missing=()

@@ -219,6 +219,7 @@ runner define_serve(CLI::App& serve_cmd) {
                 if (const int bad = s->map(routes); bad != 0) {
                     return bad;
                 }
+                routes.metrics("/metrics"); // Prometheus's text format: on in every demo service
                 return serve(s->cmd->get_name(), routes, s->flags);
             }
         }

@@ -1,18 +1,26 @@
 // Registering handlers in the route table, and query-parameter lookup for requests.
 #include "server/app.hpp"
 
+#include "server/metrics.hpp"
+
 namespace hotpath {
 
 void app::add(http::method m, std::string_view pattern, handler h) {
     const auto id = static_cast<std::uint32_t>(handlers_.size());
     router_.add(m, pattern, id); // throws on a bad or duplicate pattern, before the handler is kept
     handlers_.push_back(std::move(h));
+    keys_.push_back({std::string(http::to_string(m)), std::string(pattern)});
 }
 
 void app::add_any(std::string_view pattern, handler h) {
     const auto id = static_cast<std::uint32_t>(handlers_.size());
     router_.add_any(pattern, id);
     handlers_.push_back(std::move(h));
+    keys_.push_back({"ANY", std::string(pattern)});
+}
+
+app& app::metrics(std::string_view pattern) {
+    return get(pattern, [](request& req, response& res) { write_metrics(req, res); });
 }
 
 namespace {

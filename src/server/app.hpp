@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
@@ -82,6 +83,18 @@ public:
         return map(http::method::patch, pattern, std::forward<F>(fn));
     }
 
+    // Serves the running server's metrics in Prometheus's text format on GET `pattern` (e.g. "/metrics"): per
+    // route requests by status class and a duration histogram, connections, bad requests, timeouts, the loops'
+    // turns and busy time, the process's CPU, memory and descriptors. Reading them takes no lock from the loops.
+    app& metrics(std::string_view pattern);
+
+    // What metrics call the route of each handler id: its method ("GET"; "ANY" for app.any) and pattern.
+    struct route_key {
+        std::string method;
+        std::string pattern;
+    };
+    const std::vector<route_key>& route_keys() const noexcept { return keys_; }
+
     const http::router& routes() const noexcept { return router_; }
     const handler& handler_at(std::uint32_t id) const noexcept { return handlers_[id]; }
 
@@ -104,6 +117,7 @@ private:
 
     http::router router_;
     std::vector<handler> handlers_;
+    std::vector<route_key> keys_; // by handler id
 };
 
 } // namespace hotpath

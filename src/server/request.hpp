@@ -12,6 +12,8 @@ namespace hotpath {
 namespace net {
 class loop;
 }
+struct worker;
+class response;
 
 // Every string_view returned stays valid until the handler's response is complete (the connection keeps
 // the bytes in its read buffer until then). A request belongs to its connection's loop.
@@ -53,6 +55,8 @@ private:
     std::string_view body_;
     net::loop* loop_ = nullptr;
     cancel_signal* aborted_ = nullptr;
+    const worker* worker_ = nullptr; // the loop's share of the server, for app.metrics()
+    friend void write_metrics(request& req, response& res);
 };
 
 } // namespace hotpath

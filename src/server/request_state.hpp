@@ -10,7 +10,9 @@
 #include "server/response.hpp"
 #include "server/stats.hpp"
 
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -44,6 +46,9 @@ struct request_state {
     request req;             // points at head, aborted and the loop
     response res;            // its JSON arena is made on first use and kept with the state
     cancel_signal aborted;   // request::aborted(): the peer went away while a handler ran
+    // The request being handled, for its route's metrics: where it was routed, and when it was dispatched.
+    std::uint32_t route = 0;
+    std::chrono::steady_clock::time_point dispatched_at{};
 
     std::string out;     // responses waiting to be written
     std::string writing; // the buffer being written

@@ -63,6 +63,7 @@ struct server::impl {
     std::once_flag stop_once;
     bool started = false;
     bool use_uring = false;
+    std::vector<std::uint64_t> latency_bounds_ns; // shared by every route's histogram on every loop
 
     // Takes a place among the open connections, or refuses. The place is taken before the check, so loops
     // accepting at the same moment cannot together pass limits.max_connections; the connection gives it
@@ -146,8 +147,11 @@ result<void> server::start() {
     // The first loop's ring decides: without io_uring here, `auto` falls back to epoll on every loop.
     s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
+    s.latency_bounds_ns = metrics::latency_bounds_ns(s.options.latency_objectives);
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
+        w->route_stats.init(s.routes.route_keys().size(), s.latency_bounds_ns);
+        w->all = &s.workers;
         if (s.use_uring && w->loop.ring() == nullptr) {
             if (i > 0 || s.options.io == io_backend::uring) {
                 s.workers.clear();

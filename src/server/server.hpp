@@ -6,10 +6,12 @@
 #include "server/app.hpp"
 #include "server/stats.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace hotpath {
 
@@ -26,6 +28,9 @@ struct server_options {
     int backlog = 4096;
     io_backend io = io_backend::automatic;
     http::limits limits;
+    // Latency objectives (e.g. 150 ms): each becomes a bucket bound of the request duration histograms, so that
+    // the share of requests within it is exact.
+    std::vector<std::chrono::nanoseconds> latency_objectives;
 };
 
 // Thread-per-core: each loop accepts on its own SO_REUSEPORT socket and keeps every connection it accepts;

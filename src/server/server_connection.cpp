@@ -320,6 +320,8 @@ bool server_connection::do_body() {
 void server_connection::do_dispatch() {
     request_state& s = *state_;
     owner_.stats.requests.add();
+    s.dispatched_at = std::chrono::steady_clock::now();
+    s.req.worker_ = &owner_;
     timeout_ = timeout_kind::none;
     s.req.body_ = {s.in.get() + begin_ + head_bytes_, body_bytes_};
     s.res.clear();
@@ -330,16 +332,19 @@ void server_connection::do_dispatch() {
     if (s.head.path == "*") {
         // "OPTIONS *" (RFC 9110 §9.3.7) asks about the server, not a resource: it is here, nothing to add.
         s.res.status(http::status::no_content);
+        s.route = owner_.route_stats.index_of(route_table_metrics::server_options);
         finish_request();
         return;
     }
     const auto match = owner_.routes.routes().match(s.head.method, s.head.path, s.req.params_);
     if (match.status == http::route_status::not_found) {
+        s.route = owner_.route_stats.index_of(route_table_metrics::no_route);
         s.res.problem(http::status::not_found, "no route matches the request path");
         finish_request();
         return;
     }
     if (match.status == http::route_status::method_not_allowed) {
+        s.route = owner_.route_stats.index_of(route_table_metrics::method_not_allowed);
         s.res.header("Allow", match.allow);
         s.res.problem(http::status::method_not_allowed, "the route does not accept this method");
         finish_request();
@@ -347,6 +352,7 @@ void server_connection::do_dispatch() {
     }
 
     const handler& h = owner_.routes.handler_at(match.handler);
+    s.route = match.handler;
     phase_ = phase::handler;
     s.aborted.reset();
     // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
@@ -392,7 +398,12 @@ void server_connection::finish_request() {
         !keep ? http::connection_field::close
               : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
     s.res.serialize(s.out, owner_.loop.http_date(), field, s.head.method == http::method::head);
-    owner_.stats.responses_by_class[std::min(http::to_int(s.res.status()) / 100, 5u)].add();
+    const unsigned status_class = std::min(http::to_int(s.res.status()) / 100, 5u);
+    owner_.stats.responses_by_class[status_class].add();
+    route_metrics& route = owner_.route_stats.at(s.route);
+    route.by_class[status_class].add();
+    route.duration.record_ns(static_cast<std::uint64_t>(
+        std::max<std::int64_t>(0, (std::chrono::steady_clock::now() - s.dispatched_at).count())));
 
     begin_ += request_bytes_;
     if (begin_ == end_) {

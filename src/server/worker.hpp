@@ -6,10 +6,12 @@
 #include "net/timer.hpp"
 #include "server/request_state.hpp"
 #include "server/server.hpp"
+#include "server/metrics.hpp"
 #include "server/stats.hpp"
 
 #include <atomic>
 #include <memory>
+#include <vector>
 
 namespace hotpath {
 
@@ -26,6 +28,8 @@ struct worker {
     const server_options& options;
     std::unique_ptr<net::listener> listener;
     loop_stats stats;
+    route_table_metrics route_stats;                           // per route of `routes`, then the unrouted
+    const std::vector<std::unique_ptr<worker>>* all = nullptr; // every loop's worker, for a metrics scrape
     std::atomic<std::size_t>& open_connections; // across all workers, for limits.max_connections
     // What connections with a request in flight borrow (trimmed on the tick); an idle one holds none.
     request_state_pool states;

@@ -1,0 +1,243 @@
+// Per-route figures on each loop, and their exposition: every loop's counters summed at the scrape (each loop is
+// the only writer of its own; a scrape reads them with relaxed loads, no lock), then the process's own.
+#include "server/metrics.hpp"
+
+#include "metrics/prometheus.hpp"
+#include "server/app.hpp"
+#include "server/worker.hpp"
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <array>
+#include <cstring>
+#include <cstdio>
+#include <string>
+
+namespace hotpath {
+
+void route_table_metrics::init(std::size_t handlers, std::span<const std::uint64_t> bounds_ns) {
+    handlers_ = handlers;
+    routes_.clear();
+    for (std::size_t i = 0; i < handlers + extra_count; ++i) {
+        routes_.push_back(std::make_unique<route_metrics>(bounds_ns));
+    }
+}
+
+namespace {
+
+constexpr std::array<std::string_view, 6> class_names{"0xx", "1xx", "2xx", "3xx", "4xx", "5xx"};
+
+struct process_figures {
+    double cpu_seconds = 0;
+    double resident_bytes = 0;
+    double open_fds = 0;
+};
+
+process_figures read_process() {
+    process_figures p;
+    if (std::FILE* f = std::fopen("/proc/self/stat", "r")) {
+        // Fields 14 and 15 (utime, stime) in clock ticks; the command name (field 2) may hold spaces, so skip
+        // past its closing parenthesis first.
+        char line[1024];
+        const std::size_t n = std::fread(line, 1, sizeof(line) - 1, f);
+        line[n] = '\0';
+        std::fclose(f);
+        const char* rest = std::strrchr(line, ')');
+        unsigned long utime = 0;
+        unsigned long stime = 0;
+        if (rest != nullptr && std::sscanf(rest + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
+                                           &stime) == 2) {
+            p.cpu_seconds = static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
+        }
+    }
+    if (std::FILE* f = std::fopen("/proc/self/statm", "r")) {
+        unsigned long size = 0;
+        unsigned long resident = 0;
+        if (std::fscanf(f, "%lu %lu", &size, &resident) == 2) {
+            p.resident_bytes = static_cast<double>(resident) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+        }
+        std::fclose(f);
+    }
+    if (DIR* d = ::opendir("/proc/self/fd")) {
+        int count = 0;
+        while (const dirent* e = ::readdir(d)) {
+            if (e->d_name[0] != '.') {
+                ++count;
+            }
+        }
+        ::closedir(d);
+        p.open_fds = count - 1; // less the one opendir holds
+    }
+    return p;
+}
+
+std::string_view extra_name(std::uint32_t e) noexcept {
+    switch (e) {
+    case route_table_metrics::no_route:
+        return "(no route)";
+    case route_table_metrics::method_not_allowed:
+        return "(method not allowed)";
+    default:
+        return "*";
+    }
+}
+
+} // namespace
+
+void write_metrics(request& req, response& res) {
+    const worker& here = *req.worker_;
+    const auto& loops = *here.all;
+    const app& routes = here.routes;
+    const auto& keys = routes.route_keys();
+    const route_table_metrics& table = here.route_stats;
+    std::string& text = res.body(); // written in place: no copy of a text that grows with the routes
+    text.clear();
+    metrics::prometheus_writer out(text);
+
+    const auto route_labels = [&](std::size_t i, std::string_view& method, std::string_view& pattern) {
+        if (i < keys.size()) {
+            method = keys[i].method;
+            pattern = keys[i].pattern;
+        } else {
+            const auto e = static_cast<std::uint32_t>(i - keys.size());
+            method = e == route_table_metrics::server_options ? "OPTIONS" : "";
+            pattern = extra_name(e);
+        }
+    };
+
+    out.family("hotpath_http_requests_total", "Requests answered, by method and route pattern (never the raw path) "
+                                              "and status class",
+               metrics::metric_type::counter);
+    std::uint64_t finished = 0;
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        std::string_view method;
+        std::string_view pattern;
+        route_labels(i, method, pattern);
+        for (std::size_t c = 1; c < class_names.size(); ++c) {
+            std::uint64_t n = 0;
+            for (const auto& w : loops) {
+                n += w->route_stats.at(static_cast<std::uint32_t>(i)).by_class[c].get();
+            }
+            finished += n;
+            if (n != 0) {
+                out.sample("hotpath_http_requests_total",
+                           {{"method", method}, {"route", pattern}, {"code", class_names[c]}}, n);
+            }
+        }
+    }
+
+    out.family("hotpath_http_request_duration_seconds",
+               "Time from a request's dispatch to its response being ready, by route", metrics::metric_type::histogram);
+    const auto bounds_ns = table.at(0).duration.bounds_ns();
+    std::vector<double> bounds_s(bounds_ns.size());
+    for (std::size_t b = 0; b < bounds_ns.size(); ++b) {
+        bounds_s[b] = static_cast<double>(bounds_ns[b]) / 1e9;
+    }
+    std::vector<std::uint64_t> counts(bounds_ns.size() + 1);
+    for (std::size_t i = 0; i < table.size(); ++i) {
+        std::fill(counts.begin(), counts.end(), 0);
+        std::uint64_t sum_ns = 0;
+        std::uint64_t total = 0;
+        for (const auto& w : loops) {
+            const auto& d = w->route_stats.at(static_cast<std::uint32_t>(i)).duration;
+            for (std::size_t b = 0; b < counts.size(); ++b) {
+                counts[b] += d.count_in(b);
+                total += d.count_in(b);
+            }
+            sum_ns += d.sum_ns();
+        }
+        if (total == 0) {
+            continue;
+        }
+        std::string_view method;
+        std::string_view pattern;
+        route_labels(i, method, pattern);
+        out.histogram("hotpath_http_request_duration_seconds", {{"method", method}, {"route", pattern}}, bounds_s,
+                      counts, static_cast<double>(sum_ns) / 1e9);
+    }
+
+    std::uint64_t dispatched = 0;
+    std::uint64_t accepted = 0;
+    std::uint64_t closed = 0;
+    std::uint64_t rejected = 0;
+    std::uint64_t bad = 0;
+    std::uint64_t exceptions = 0;
+    std::uint64_t pauses = 0;
+    std::uint64_t header_timeouts = 0;
+    std::uint64_t body_timeouts = 0;
+    std::uint64_t response_timeouts = 0;
+    std::uint64_t idle_timeouts = 0;
+    for (const auto& w : loops) {
+        const loop_stats& s = w->stats;
+        dispatched += s.requests.get();
+        accepted += s.connections_accepted.get();
+        closed += s.connections_closed.get();
+        rejected += s.connections_rejected.get();
+        bad += s.bad_requests.get();
+        exceptions += s.handler_exceptions.get();
+        pauses += s.accept_pauses.get();
+        header_timeouts += s.header_timeouts.get();
+        body_timeouts += s.body_timeouts.get();
+        response_timeouts += s.response_timeouts.get();
+        idle_timeouts += s.idle_timeouts.get();
+    }
+    // Read at slightly different moments per counter: never below zero.
+    const std::uint64_t in_flight = dispatched > finished ? dispatched - finished : 0;
+    out.family("hotpath_http_requests_in_flight", "Requests dispatched and not yet answered",
+               metrics::metric_type::gauge);
+    out.sample("hotpath_http_requests_in_flight", {}, in_flight);
+    out.family("hotpath_http_connections_accepted_total", "Connections accepted", metrics::metric_type::counter);
+    out.sample("hotpath_http_connections_accepted_total", {}, accepted);
+    out.family("hotpath_http_connections_closed_total", "Connections closed", metrics::metric_type::counter);
+    out.sample("hotpath_http_connections_closed_total", {}, closed);
+    out.family("hotpath_http_connections_rejected_total", "Connections refused over the connection limit",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_connections_rejected_total", {}, rejected);
+    out.family("hotpath_http_connections", "Connections open now", metrics::metric_type::gauge);
+    out.sample("hotpath_http_connections", {}, accepted > closed ? accepted - closed : 0);
+    out.family("hotpath_http_bad_requests_total", "Malformed requests or requests over a limit, answered and closed",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_bad_requests_total", {}, bad);
+    out.family("hotpath_http_handler_exceptions_total", "Exceptions escaping handlers, answered 500",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_handler_exceptions_total", {}, exceptions);
+    out.family("hotpath_http_timeouts_total",
+               "Slow clients cut off, by what was slow (idle: keep-alive connections closed when idle, not a fault)",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_timeouts_total", {{"kind", "headers"}}, header_timeouts);
+    out.sample("hotpath_http_timeouts_total", {{"kind", "body"}}, body_timeouts);
+    out.sample("hotpath_http_timeouts_total", {{"kind", "response"}}, response_timeouts);
+    out.sample("hotpath_http_timeouts_total", {{"kind", "idle"}}, idle_timeouts);
+    out.family("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_accept_pauses_total", {}, pauses);
+
+    out.family("hotpath_loop_turns_total", "Event loop turns", metrics::metric_type::counter);
+    for (const auto& w : loops) {
+        const std::string index = std::to_string(w->loop.index());
+        out.sample("hotpath_loop_turns_total", {{"loop", index}}, w->loop.stats().turns.load(std::memory_order_relaxed));
+    }
+    out.family("hotpath_loop_busy_seconds_total", "Time event loops spent working, sleep excluded",
+               metrics::metric_type::counter);
+    for (const auto& w : loops) {
+        const std::string index = std::to_string(w->loop.index());
+        out.sample("hotpath_loop_busy_seconds_total", {{"loop", index}},
+                   static_cast<double>(w->loop.stats().busy_ns.load(std::memory_order_relaxed)) / 1e9);
+    }
+
+    const process_figures p = read_process();
+    out.family("process_cpu_seconds_total", "User and system CPU time of the process", metrics::metric_type::counter);
+    out.sample("process_cpu_seconds_total", {}, p.cpu_seconds);
+    out.family("process_resident_memory_bytes", "Resident memory of the process", metrics::metric_type::gauge);
+    out.sample("process_resident_memory_bytes", {}, p.resident_bytes);
+    out.family("process_open_fds", "Open file descriptors of the process", metrics::metric_type::gauge);
+    out.sample("process_open_fds", {}, p.open_fds);
+    out.family("hotpath_build_info", "The hotpath version serving", metrics::metric_type::gauge);
+    out.sample("hotpath_build_info", {{"version", HOTPATH_VERSION}}, std::uint64_t{1});
+
+    res.content_type("text/plain; version=0.0.4; charset=utf-8");
+}
+
+} // namespace hotpath
