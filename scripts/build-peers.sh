@@ -5,9 +5,9 @@
 # A peer whose sources are older than its apphost is left as it is. Without dotnet it says so in one line and
 # exits 0: whatever uses the peers skips them.
 set -euo pipefail
+# A relative OUT_DIR is taken from where the script is called.
+OUT_DIR=$(realpath -m "${1:-$(dirname "$0")/../build/peers}")
 cd "$(dirname "$0")/.."
-
-OUT_DIR=${1:-build/peers}
 DOTNET=${DOTNET:-dotnet}
 PEERS=(platform avatar weather aggregator)
 
@@ -21,7 +21,6 @@ export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPE
 export DOTNET_CLI_WORKLOAD_UPDATE_NOTIFY_DISABLE=1
 
 mkdir -p "$OUT_DIR"
-OUT_DIR=$(cd "$OUT_DIR" && pwd)
 for name in "${PEERS[@]}"; do
     src=peers/dotnet/$name
     app=$OUT_DIR/$name/$name
