@@ -230,8 +230,8 @@ void expect_forecasts(const reply& r, const std::string& who) {
                                                     "Warm",     "Balmy",   "Hot",    "Sweltering", "Scorching"};
     for (std::size_t i = 0; i < doc.get_array().size(); ++i) {
         const auto* f = doc.get_array()[i].if_object();
-        if (f == nullptr || f->size() != 4 || !f->at("temperatureC").is_int64() ||
-            !f->at("temperatureF").is_int64() || !f->at("date").is_string() || !f->at("summary").is_string()) {
+        if (f == nullptr || f->size() != 4 || !f->at("temperatureC").is_int64() || !f->at("temperatureF").is_int64() ||
+            !f->at("date").is_string() || !f->at("summary").is_string()) {
             continue; // the shape above has failed already
         }
         const std::string date(f->at("date").get_string());
@@ -351,17 +351,16 @@ TEST(dotnet_peers_test, aggregator_fans_out_and_refuses_bad_queries_as_first_api
     const server original_weather = start_original("weather", {"--urls", "http://127.0.0.1:{port}"});
     ASSERT_NE(hotpath_weather.port, 0);
     ASSERT_NE(original_weather.port, 0) << peer_path("weather") << " did not accept connections within 30 s";
-    const server hotpath = start_hotpath(
-        "aggregator", {"--upstream", "http://127.0.0.1:" + std::to_string(hotpath_weather.port)});
-    const server original =
-        start_original("aggregator", {"--urls", "http://127.0.0.1:{port}", "--upstream",
-                                      "http://127.0.0.1:" + std::to_string(original_weather.port)});
+    const server hotpath =
+        start_hotpath("aggregator", {"--upstream", "http://127.0.0.1:" + std::to_string(hotpath_weather.port)});
+    const server original = start_original("aggregator", {"--urls", "http://127.0.0.1:{port}", "--upstream",
+                                                          "http://127.0.0.1:" + std::to_string(original_weather.port)});
     ASSERT_NE(hotpath.port, 0);
     ASSERT_NE(original.port, 0) << peer_path("aggregator") << " did not accept connections within 30 s";
 
-    for (const char* target : {"/?calls=3", "/?strategy=sequential&calls=3", "/?strategy=all&calls=7",
-                               "/?strategy=bounded&limit=2&calls=7", "/?strategy=bounded&calls=12",
-                               "/?strategy=all&limit=100000&calls=1"}) {
+    for (const char* target :
+         {"/?calls=3", "/?strategy=sequential&calls=3", "/?strategy=all&calls=7", "/?strategy=bounded&limit=2&calls=7",
+          "/?strategy=bounded&calls=12", "/?strategy=all&limit=100000&calls=1"}) {
         expect_forecasts(fetch(hotpath.port, "GET", target), std::string("hotpath ") + target);
         expect_forecasts(fetch(original.port, "GET", target), std::string("original ") + target);
     }
@@ -381,8 +380,7 @@ TEST(dotnet_peers_test, aggregator_answers_502_when_the_weather_service_is_gone)
     }
     const std::string nowhere = "http://127.0.0.1:" + std::to_string(free_port());
     const server hotpath = start_hotpath("aggregator", {"--upstream", nowhere});
-    const server original =
-        start_original("aggregator", {"--urls", "http://127.0.0.1:{port}", "--upstream", nowhere});
+    const server original = start_original("aggregator", {"--urls", "http://127.0.0.1:{port}", "--upstream", nowhere});
     ASSERT_NE(hotpath.port, 0);
     ASSERT_NE(original.port, 0) << peer_path("aggregator") << " did not accept connections within 30 s";
     for (const char* target : {"/?calls=2", "/?strategy=all&calls=5", "/?strategy=bounded&limit=2&calls=5"}) {
