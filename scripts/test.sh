@@ -12,6 +12,8 @@ bash scripts/install-deps.sh
 echo "== release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$JOBS"
+# The .NET originals the differential tests run against (one line and nothing else without dotnet).
+bash scripts/build-peers.sh
 ctest --preset release -j "$JOBS"
 
 echo "== ASan+UBSan build and tests"

@@ -1,4 +1,5 @@
-// The `hotpath` binary as a child process for integration tests: its output, its exit, its CPU time; curl.
+// The `hotpath` binary (or another program) as a child process for integration tests: its output, its exit, its
+// CPU time; curl.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -24,7 +25,10 @@ using namespace std::chrono_literals;
 // RLIMIT_AS, so that a run that grows without bound fails instead of taking the machine's memory.
 class child {
 public:
-    explicit child(std::vector<std::string> args, rlim_t max_fds = 0, rlim_t max_memory_bytes = 0) {
+    explicit child(std::vector<std::string> args, rlim_t max_fds = 0, rlim_t max_memory_bytes = 0)
+        : child(HOTPATH_BINARY, std::move(args), max_fds, max_memory_bytes) {}
+    // Runs `program` (a path; the child exits 127 when it cannot be run) instead of hotpath.
+    child(std::string program, std::vector<std::string> args, rlim_t max_fds = 0, rlim_t max_memory_bytes = 0) {
         int out[2];
         if (::pipe(out) != 0) {
             return;
@@ -44,12 +48,12 @@ public:
                 ::setrlimit(RLIMIT_AS, &limit);
             }
             std::vector<char*> argv;
-            argv.push_back(const_cast<char*>(HOTPATH_BINARY));
+            argv.push_back(program.data());
             for (auto& a : args) {
                 argv.push_back(a.data());
             }
             argv.push_back(nullptr);
-            ::execv(HOTPATH_BINARY, argv.data());
+            ::execv(program.c_str(), argv.data());
             ::_exit(127);
         }
         ::close(out[1]);

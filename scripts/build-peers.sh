@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Publishes the .NET originals of the cases (peers/dotnet/*, see its README) into OUT_DIR/<name>/ (default
+# build/peers): Release, framework-dependent, each with its apphost OUT_DIR/<name>/<name>. Offline: the projects
+# use only the SDK and the ASP.NET Core shared framework, and peers/dotnet/NuGet.config lists no package source.
+# A peer whose sources are older than its apphost is left as it is. Without dotnet it says so in one line and
+# exits 0: whatever uses the peers skips them.
+set -euo pipefail
+# A relative OUT_DIR is taken from where the script is called.
+OUT_DIR=$(realpath -m "${1:-$(dirname "$0")/../build/peers}")
+cd "$(dirname "$0")/.."
+DOTNET=${DOTNET:-dotnet}
+PEERS=(platform avatar weather aggregator)
+
+if ! command -v "$DOTNET" >/dev/null 2>&1; then
+    echo "build-peers: dotnet not found: the .NET originals are skipped"
+    exit 0
+fi
+
+export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_SKIP_FIRST_TIME_EXPERIENCE=1
+# No background check for workload updates (it asks the network).
+export DOTNET_CLI_WORKLOAD_UPDATE_NOTIFY_DISABLE=1
+
+mkdir -p "$OUT_DIR"
+for name in "${PEERS[@]}"; do
+    src=peers/dotnet/$name
+    app=$OUT_DIR/$name/$name
+    if [[ -x $app && -z $(find "$src" peers/dotnet/Directory.Build.props peers/dotnet/NuGet.config \
+        -path "$src/bin" -prune -o -path "$src/obj" -prune -o -type f -newer "$app" -print -quit) ]]; then
+        echo "build-peers: $name up to date ($app)"
+        continue
+    fi
+    # No build servers left running afterwards (MSBuild nodes, the compiler server): one-shot builds.
+    "$DOTNET" publish "$src/$name.csproj" -c Release -o "$OUT_DIR/$name" --artifacts-path "$OUT_DIR/artifacts" \
+        -nodeReuse:false -p:UseSharedCompilation=false --tl:off -v quiet -nologo
+    touch "$app" # publish leaves an unchanged apphost's time alone: the next run must see it as newer
+    echo "build-peers: $name → $app"
+done
