@@ -68,7 +68,7 @@ cmd() {
     case $svc in
       platform | weather) echo "$PEERS/$svc/$svc --urls http://127.0.0.1:$port" ;;
       avatar) echo "$PEERS/avatar/avatar $port 10" ;;
-      aggregator) echo "$PEERS/aggregator/aggregator --urls http://127.0.0.1:$port --WeatherUrl http://127.0.0.1:$up" ;;
+      aggregator) echo "$PEERS/aggregator/aggregator --urls http://127.0.0.1:$port --upstream http://127.0.0.1:$up" ;;
     esac
   fi
 }
