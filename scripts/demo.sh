@@ -29,6 +29,10 @@ show curl -si "http://127.0.0.1:${PORT}/plaintext"
 show curl -si "http://127.0.0.1:${PORT}/json"
 show curl -si "http://127.0.0.1:${PORT}/nope"
 show build/release/hotpath load "http://127.0.0.1:${PORT}/plaintext" -t 1 -c 32 -d 3s -q
+# What the server says of itself (Prometheus's text format), the routes' lines only.
+echo "\$ curl -s http://127.0.0.1:${PORT}/metrics | grep -E '^hotpath_http_(requests_total|request_duration_seconds_(sum|count))'"
+curl -s "http://127.0.0.1:${PORT}/metrics" | grep -E '^hotpath_http_(requests_total|request_duration_seconds_(sum|count))'
+echo
 
 kill -TERM "$pid"
 wait "$pid"
