@@ -24,6 +24,7 @@ struct serve_flags {
     unsigned headers_timeout_s = 30;
     unsigned keep_alive_timeout_s = 130;
     unsigned drain_timeout_ms = 30'000;
+    unsigned stall_threshold_ms = 25;
     std::string io = "auto";
 
     void add_to(CLI::App& cmd) {
@@ -56,6 +57,11 @@ struct serve_flags {
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
             ->capture_default_str()
             ->check(CLI::IsMember({"auto", "uring", "epoll"}));
+        cmd.add_option("--stall-threshold", stall_threshold_ms,
+                       "Milliseconds a loop may work in one turn before it counts as stalled (named in a log line "
+                       "and /metrics); 0: no watchdog")
+            ->capture_default_str()
+            ->check(not_negative());
         cmd.add_option("--drain-timeout", drain_timeout_ms,
                        "Milliseconds in-flight requests get to finish on SIGINT/SIGTERM")
             ->capture_default_str();
@@ -65,6 +71,7 @@ struct serve_flags {
         options.limits.request_headers_timeout = std::chrono::seconds{headers_timeout_s};
         options.limits.keep_alive_timeout = std::chrono::seconds{keep_alive_timeout_s};
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
+        options.stall_threshold = std::chrono::milliseconds{stall_threshold_ms};
         options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
     }
 };

@@ -162,6 +162,7 @@ void loop::run_on_ring(uring& r) {
     auto start = clock::now();
     for (;;) {
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        stats_.working_since_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
         r.reap();
         if (!work(start)) {
             break;
@@ -185,6 +186,7 @@ void loop::run_on_epoll(epoll& p) {
     auto start = clock::now();
     for (;;) {
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        stats_.working_since_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
         p.dispatch();
         if (!work(start)) {
             break;
@@ -200,6 +202,11 @@ clock::time_point loop::count_turn(clock::time_point start) noexcept {
     const auto done = clock::now();
     const std::uint64_t busy = ns_between(start, done);
     stats_.last_turn_ns.store(busy, std::memory_order_relaxed);
+    if (busy > 1'000'000) {
+        stats_.long_turn_ns.store(busy, std::memory_order_relaxed);
+        stats_.long_turn_start_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+    }
+    stats_.working_since_ns.store(0, std::memory_order_relaxed);
     add(stats_.busy_ns, busy);
     add(stats_.turns, 1);
     return done;

@@ -33,6 +33,12 @@ struct turn_stats {
     std::atomic<std::uint64_t> busy_ns{0};      // all turns' work
     std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work
     std::atomic<std::int64_t> heartbeat_ns{0};  // steady_clock time of the latest turn's start
+    std::atomic<std::int64_t> working_since_ns{0}; // the start of the turn now working; 0 while asleep (a stall
+                                                   // is a turn working for long: see net/watchdog.hpp)
+    // The latest turn that worked over 1 ms: its start (as working_since_ns gave it) and its length, so that a
+    // watchdog that saw it begin learns its exact length however many turns followed before it looked again.
+    std::atomic<std::int64_t> long_turn_start_ns{0};
+    std::atomic<std::uint64_t> long_turn_ns{0};
 };
 
 class loop;

@@ -227,6 +227,23 @@ void write_metrics(request& req, response& res) {
                    static_cast<double>(w->loop.stats().busy_ns.load(std::memory_order_relaxed)) / 1e9);
     }
 
+    out.family("hotpath_loop_stalls_total",
+               "Turns of an event loop that worked longer than the stall threshold (a handler blocking its thread)",
+               metrics::metric_type::counter);
+    for (const auto& w : loops) {
+        out.sample("hotpath_loop_stalls_total", {{"loop", std::to_string(w->loop.index())}}, w->stalls.get());
+    }
+    out.family("hotpath_loop_stall_seconds", "How long each stall lasted", metrics::metric_type::histogram);
+    for (const auto& w : loops) {
+        const auto& d = *w->stall_lengths;
+        std::vector<std::uint64_t> stall_counts(d.bounds_ns().size() + 1);
+        for (std::size_t b = 0; b < stall_counts.size(); ++b) {
+            stall_counts[b] = d.count_in(b);
+        }
+        out.histogram("hotpath_loop_stall_seconds", {{"loop", std::to_string(w->loop.index())}}, bounds_s,
+                      stall_counts, static_cast<double>(d.sum_ns()) / 1e9);
+    }
+
     const process_figures p = read_process();
     out.family("process_cpu_seconds_total", "User and system CPU time of the process", metrics::metric_type::counter);
     out.sample("process_cpu_seconds_total", {}, p.cpu_seconds);

@@ -3,11 +3,13 @@
 
 #include "net/address.hpp"
 #include "net/uring.hpp"
+#include "net/watchdog.hpp"
 #include "server/server_connection.hpp"
 #include "server/worker.hpp"
 
 #include <atomic>
 #include <csignal>
+#include <cstdio>
 #include <mutex>
 #include <pthread.h>
 #include <thread>
@@ -64,6 +66,38 @@ struct server::impl {
     bool started = false;
     bool use_uring = false;
     std::vector<std::uint64_t> latency_bounds_ns; // shared by every route's histogram on every loop
+    std::unique_ptr<net::watchdog> watchdog;       // after the workers: stopped before they go
+    std::vector<net::clock::time_point> last_stall_line; // per loop, on the watchdog's thread
+    std::vector<std::uint32_t> stalled_handler;          // per loop: the handler running when its stall began
+
+    // On the watchdog's thread.
+    void on_stall(unsigned index, std::chrono::nanoseconds length, bool ended) {
+        worker& w = *workers[index];
+        if (!ended) {
+            stalled_handler[index] = w.running_handler.load(std::memory_order_relaxed);
+            return;
+        }
+        w.stalls.add();
+        w.stall_lengths->record_ns(static_cast<std::uint64_t>(length.count()));
+        const auto now = net::clock::now();
+        if (now - last_stall_line[index] < std::chrono::seconds{1}) {
+            return; // one line per loop per second at most; the metrics count them all
+        }
+        last_stall_line[index] = now;
+        const std::uint32_t h = stalled_handler[index];
+        const auto& keys = routes.route_keys();
+        std::string line = "hotpath: loop " + std::to_string(index) + " stalled " +
+                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(length).count()) +
+                           " ms in one turn, ";
+        line += h < keys.size() ? "in the handler of " + keys[h].method + " " + keys[h].pattern +
+                                      ": it blocked its thread or computed too long"
+                                : "outside a handler's first run (a completion, a timer, a resumed handler)";
+        if (options.log_line) {
+            options.log_line(line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+    }
 
     // Takes a place among the open connections, or refuses. The place is taken before the check, so loops
     // accepting at the same moment cannot together pass limits.max_connections; the connection gives it
@@ -151,6 +185,7 @@ result<void> server::start() {
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
         w->route_stats.init(s.routes.route_keys().size(), s.latency_bounds_ns);
+        w->stall_lengths = std::make_unique<metrics::duration_buckets>(s.latency_bounds_ns);
         w->all = &s.workers;
         if (s.use_uring && w->loop.ring() == nullptr) {
             if (i > 0 || s.options.io == io_backend::uring) {
@@ -183,6 +218,17 @@ result<void> server::start() {
         wp->listener->start([&s, wp](int fd) { s.on_accept(*wp, fd); });
         wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
         s.threads.emplace_back([wp] { wp->loop.run(); });
+    }
+    if (s.options.stall_threshold.count() > 0) {
+        std::vector<const net::loop*> loops;
+        for (const auto& w : s.workers) {
+            loops.push_back(&w->loop);
+        }
+        s.last_stall_line.assign(s.workers.size(), net::clock::time_point{});
+        s.stalled_handler.assign(s.workers.size(), worker::no_handler);
+        s.watchdog = std::make_unique<net::watchdog>(
+            std::move(loops), s.options.stall_threshold,
+            [&s](unsigned index, std::chrono::nanoseconds length, bool ended) { s.on_stall(index, length, ended); });
     }
     s.started = true;
     return {};
@@ -227,6 +273,7 @@ void server::wait() {
             t.join();
         }
     }
+    impl_->watchdog.reset(); // the loops are gone: nothing left to watch
 }
 
 void server::block_stop_signals() noexcept {

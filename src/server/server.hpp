@@ -31,6 +31,12 @@ struct server_options {
     // Latency objectives (e.g. 150 ms): each becomes a bucket bound of the request duration histograms, so that
     // the share of requests within it is exact.
     std::vector<std::chrono::nanoseconds> latency_objectives;
+    // A loop working in one turn longer than this is stalled (a handler blocking its thread): counted per loop,
+    // with a histogram of their lengths in the metrics, and told in one line per loop per second at most, naming
+    // the route whose handler was running. 25 ms, seastar's figure; 0 turns the watchdog off.
+    std::chrono::milliseconds stall_threshold{25};
+    // Where stall lines go; stderr when empty. Called on the watchdog's thread.
+    std::function<void(const std::string& line)> log_line;
 };
 
 // Thread-per-core: each loop accepts on its own SO_REUSEPORT socket and keeps every connection it accepts;

@@ -358,12 +358,14 @@ void server_connection::do_dispatch() {
     // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
     // task::error() (see finish_handler).
     std::exception_ptr error;
+    owner_.running_handler.store(match.handler, std::memory_order_relaxed);
     try {
         if (h.sync) {
             h.sync(s.req, s.res);
         } else {
             handler_task_ = h.async(s.req, s.res);
             if (!handler_task_.start(&server_connection::on_handler_done, this)) {
+                owner_.running_handler.store(worker::no_handler, std::memory_order_relaxed);
                 return; // suspended: on_handler_done resumes the connection
             }
             error = handler_task_.error();
@@ -371,6 +373,7 @@ void server_connection::do_dispatch() {
     } catch (...) {
         error = std::current_exception();
     }
+    owner_.running_handler.store(worker::no_handler, std::memory_order_relaxed);
     finish_handler(error);
 }
 

@@ -6,6 +6,7 @@
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 #include "net/transport.hpp"
+#include "net/watchdog.hpp"
 #include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
@@ -20,6 +21,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -667,6 +669,47 @@ TEST(loop_test, a_reset_ends_the_stream_with_its_error) {
     EXPECT_TRUE(s.write_error);
     EXPECT_EQ(s.ends.load(), 1);
     close_stream(l, s);
+}
+
+// ----- the watchdog -----
+
+struct stall_report {
+    unsigned loop;
+    std::chrono::nanoseconds length;
+    bool ended;
+};
+
+// A turn blocked for 150 ms is one stall, told when seen and when over, with its length; a loop asleep (for
+// longer than the threshold) and a loop busy with many short turns are not.
+TEST(watchdog_test, a_blocked_turn_is_a_stall_sleep_and_short_turns_are_not) {
+    running_loop l;
+    l.start();
+    std::mutex m;
+    std::vector<stall_report> reports;
+    net::watchdog dog({&l.get()}, 25ms, [&](unsigned index, std::chrono::nanoseconds length, bool ended) {
+        const std::lock_guard lock(m);
+        reports.push_back({index, length, ended});
+    });
+    std::this_thread::sleep_for(300ms); // asleep between ticks: not a stall
+    for (int i = 0; i < 2000; ++i) {    // many short turns
+        l.call([] {});
+    }
+    {
+        const std::lock_guard lock(m);
+        EXPECT_TRUE(reports.empty());
+    }
+    l.call([] { std::this_thread::sleep_for(150ms); });
+    ASSERT_TRUE(eventually([&] {
+        const std::lock_guard lock(m);
+        return reports.size() == 2;
+    }));
+    const std::lock_guard lock(m);
+    EXPECT_FALSE(reports[0].ended);
+    EXPECT_GT(reports[0].length, 25ms);
+    EXPECT_TRUE(reports[1].ended);
+    EXPECT_GE(reports[1].length, 150ms);
+    EXPECT_LT(reports[1].length, 1s);
+    EXPECT_EQ(reports[1].loop, 0u);
 }
 
 TEST(loop_test, turns_are_counted_for_a_watchdog) {
