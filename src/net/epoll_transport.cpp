@@ -34,8 +34,8 @@ epoll_transport::epoll_transport(loop& on, epoll& poller, int fd, transport_owne
 }
 
 epoll_transport::~epoll_transport() {
-    if (fd_ >= 0) { // destroyed without close()
-        poller_.forget(&op_);
+    poller_.forget(&op_); // a make_ready() asked after close() may still be queued
+    if (fd_ >= 0) {       // destroyed without close()
         ::close(fd_);
     }
 }
@@ -48,7 +48,7 @@ void epoll_transport::start_reading() {
 }
 
 void epoll_transport::schedule() {
-    if (!scheduled_) {
+    if (!scheduled_ && !close_reported_) {
         scheduled_ = true;
         poller_.make_ready(&op_);
     }
@@ -57,6 +57,9 @@ void epoll_transport::schedule() {
 // The bytes go to the kernel now: by the time the loop sleeps they are on their way, as on the ring, where the
 // send is submitted with the turn's wait. Only a full socket buffer makes the rest wait for EPOLLOUT.
 void epoll_transport::write(std::string_view bytes) {
+    if (closed_) {
+        return; // the owner closed it: nothing is sent, nothing told
+    }
     writing_ = bytes;
     sent_ = 0;
     write_pending_ = true;

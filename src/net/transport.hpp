@@ -44,7 +44,8 @@ public:
     virtual void start_reading() = 0;
     // Backpressure: stop delivering data soon (data already received may still be delivered).
     virtual void stop_reading() = 0;
-    // Sends all of `bytes`, which must stay valid and unchanged until on_transport_written. One at a time.
+    // Sends all of `bytes`, which must stay valid and unchanged until on_transport_written. One at a time. After
+    // close() it does nothing (and nothing is told), as start_reading() and stop_reading() do.
     virtual void write(std::string_view bytes) = 0;
     // Bytes of write() calls over the transport's life that the peer has acknowledged: those the kernel took,
     // less those still in the socket's send queue (SIOCOUTQ). How a slow reader's progress is measured: the

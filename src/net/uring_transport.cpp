@@ -51,6 +51,9 @@ void uring_transport::arm() {
 }
 
 void uring_transport::write(std::string_view bytes) {
+    if (closed_) {
+        return; // the owner closed it: nothing is sent, nothing told
+    }
     writing_ = bytes;
     sent_ = 0;
     send_pending_ = true;

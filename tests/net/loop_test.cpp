@@ -528,9 +528,16 @@ public:
         written_at = steady::now();
         ++writes;
     }
-    void on_transport_closed() override { closed = true; }
+    // As a connection does: on_transport_closed destroys the transport when destroy_when_closed is set.
+    void on_transport_closed() override {
+        if (destroy_when_closed) {
+            transport_.reset();
+        }
+        closed = true;
+    }
     void reset() { transport_.reset(); }
 
+    bool destroy_when_closed = false;
     std::atomic<std::size_t> received{0};
     std::atomic<int> ends{0};
     std::atomic<int> writes{0};
@@ -669,6 +676,34 @@ TEST(loop_test, a_reset_ends_the_stream_with_its_error) {
     EXPECT_TRUE(s.write_error);
     EXPECT_EQ(s.ends.load(), 1);
     close_stream(l, s);
+}
+
+// A connection may still call its transport between close() and on_transport_closed (a handler finishing, a
+// timer): those calls do nothing, and nothing of them outlives the transport (ASan watches).
+TEST(loop_test, calls_after_close_do_nothing_and_leave_nothing_behind) {
+    running_loop l;
+    l.start();
+    for (int round = 0; round < 20; ++round) {
+        const auto sockets = tcp_pair();
+        ASSERT_GE(sockets.first, 0);
+        ASSERT_EQ(::send(sockets.second, "bytes waiting", 13, MSG_NOSIGNAL), 13);
+        stream s;
+        s.destroy_when_closed = true;
+        l.call([&, fd = sockets.first] { s.attach(l.get(), fd, false); });
+        std::this_thread::sleep_for(5ms); // the bytes' readiness reaches the loop
+        l.call([&] {
+            s.get().close();
+            s.get().start_reading();
+            s.get().write("never sent");
+            s.get().stop_reading();
+            s.get().start_reading();
+        });
+        EXPECT_TRUE(eventually([&s] { return s.closed.load(); }));
+        l.call([] {}); // a turn after the transport is gone: anything it left queued would run now
+        EXPECT_EQ(s.writes.load(), 0);
+        EXPECT_EQ(s.received.load(), 0u);
+        ::close(sockets.second);
+    }
 }
 
 // ----- the watchdog -----
