@@ -34,10 +34,11 @@ epoll_transport::epoll_transport(loop& on, epoll& poller, int fd, transport_owne
 }
 
 epoll_transport::~epoll_transport() {
-    poller_.forget(&op_); // a make_ready() asked after close() may still be queued
-    if (fd_ >= 0) {       // destroyed without close()
+    if (fd_ >= 0) { // destroyed without close()
+        poller_.remove(fd_, &op_);
         ::close(fd_);
     }
+    poller_.forget(&op_); // a make_ready() asked after close() may still be queued
 }
 
 void epoll_transport::start_reading() {
@@ -180,14 +181,16 @@ peeked epoll_transport::peek() noexcept {
     return closed_ || fd_ < 0 ? peeked::end : peek_socket(fd_);
 }
 
-// Nothing is ever in flight on epoll: the socket closes at once (which also takes it out of the epoll), and the
-// owner hears of it from a fresh call, so it may destroy this transport then.
+// Nothing is ever in flight on epoll: the socket closes at once, and the owner hears of it from a fresh call, so it
+// may destroy this transport then. It leaves the epoll first: a close() takes a descriptor out of an epoll only when
+// no other process holds it, and a child forked by anything in the process (system(), popen()) holds every
+// descriptor until its exec; events for the closed socket would then keep naming this op.
 void epoll_transport::maybe_closed() {
     if (!closed_ || close_reported_) {
         return;
     }
     close_reported_ = true;
-    poller_.forget(&op_);
+    poller_.remove(fd_, &op_);
     scheduled_ = false;
     ::close(fd_);
     fd_ = -1;

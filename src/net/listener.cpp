@@ -107,6 +107,9 @@ bool listener::pause_on(int error, void (listener::*resume)()) {
 
 listener::~listener() {
     if (poller_ != nullptr) {
+        if (armed_ && fd_ >= 0) {
+            poller_->remove(fd_, &readable_op_);
+        }
         poller_->forget(&readable_op_);
     }
     if (fd_ >= 0) {
@@ -229,12 +232,12 @@ void listener::close() noexcept {
         maybe_close_fd();
         return;
     }
-    if (poller_ != nullptr) {
-        poller_->forget(&readable_op_);
+    if (poller_ != nullptr && armed_) {
+        poller_->remove(fd_, &readable_op_); // before the close: a forked child may hold the descriptor too
         armed_ = false;
     }
     if (fd_ >= 0) {
-        ::close(fd_); // leaves the epoll with it
+        ::close(fd_);
         fd_ = -1;
     }
 }

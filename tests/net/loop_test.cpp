@@ -14,6 +14,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -704,6 +705,35 @@ TEST(loop_test, calls_after_close_do_nothing_and_leave_nothing_behind) {
         EXPECT_EQ(s.received.load(), 0u);
         ::close(sockets.second);
     }
+}
+
+// A child forked by anything in the process (system(), popen()) holds every descriptor until its exec: a socket
+// the loop closed meanwhile stays open in the kernel, and with it any epoll registration it still had. The
+// transport leaves the epoll before closing, so the peer's later bytes and end call nothing (ASan watches).
+TEST(loop_test, a_socket_closed_while_a_forked_child_holds_it_reports_nothing) {
+    running_loop l;
+    l.start();
+    const auto sockets = tcp_pair();
+    ASSERT_GE(sockets.first, 0);
+    stream s;
+    s.destroy_when_closed = true;
+    l.call([&, fd = sockets.first] { s.attach(l.get(), fd); });
+    const pid_t child = ::fork();
+    ASSERT_GE(child, 0);
+    if (child == 0) {
+        ::usleep(400'000); // holds every descriptor, as a child before its exec does
+        ::_exit(0);
+    }
+    l.call([&] { s.get().close(); });
+    EXPECT_TRUE(eventually([&s] { return s.closed.load(); }));
+    ASSERT_EQ(::send(sockets.second, "late", 4, MSG_NOSIGNAL), 4);
+    ::shutdown(sockets.second, SHUT_WR);
+    std::this_thread::sleep_for(100ms);
+    l.call([] {}); // the loop has had its turns: nothing was called for the gone transport
+    EXPECT_EQ(s.received.load(), 0u);
+    int status = 0;
+    ::waitpid(child, &status, 0);
+    ::close(sockets.second);
 }
 
 // ----- the watchdog -----
