@@ -4,9 +4,7 @@
 
 #include "net/loop.hpp"
 
-#include <linux/sockios.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -158,11 +156,7 @@ void epoll_transport::do_read() {
 }
 
 std::uint64_t epoll_transport::bytes_acknowledged() noexcept {
-    int queued = 0;
-    if (fd_ < 0 || ::ioctl(fd_, SIOCOUTQ, &queued) != 0 || queued < 0) {
-        return bytes_sent_;
-    }
-    return bytes_sent_ - std::min<std::uint64_t>(bytes_sent_, static_cast<std::uint64_t>(queued));
+    return acknowledged_bytes(fd_, bytes_sent_);
 }
 
 void epoll_transport::shutdown_send() {

@@ -288,6 +288,7 @@ void loop::remove_tick(std::size_t id) {
 
 void loop::do_tick() {
     now_ = clock::now();
+    stats_.tick_lag_ns.store(ns_between(ticker_->deadline(), now_), std::memory_order_relaxed);
     refresh_date();
     ticker_->arm(ticker_->deadline() + std::chrono::seconds{1}, [this] { do_tick(); });
     // Index loop: a tick may add or remove ticks.

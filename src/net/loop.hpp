@@ -39,6 +39,9 @@ struct turn_stats {
     // watchdog that saw it begin learns its exact length however many turns followed before it looked again.
     std::atomic<std::int64_t> long_turn_start_ns{0};
     std::atomic<std::uint64_t> long_turn_ns{0};
+    // How late the latest once-a-second tick ran after its deadline: the loop's lag, which grows when turns are
+    // long or the thread waits for a CPU.
+    std::atomic<std::uint64_t> tick_lag_ns{0};
 };
 
 class loop;

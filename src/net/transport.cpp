@@ -6,8 +6,11 @@
 #include "net/uring.hpp"
 #include "net/uring_transport.hpp"
 
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cerrno>
 
 namespace hotpath::net {
@@ -17,6 +20,14 @@ std::unique_ptr<transport> make_transport(loop& owner, int fd, transport_owner& 
         return std::make_unique<uring_transport>(owner, *ring, fd, user);
     }
     return std::make_unique<epoll_transport>(owner, *owner.poller(), fd, user);
+}
+
+std::uint64_t acknowledged_bytes(int fd, std::uint64_t sent) noexcept {
+    int queued = 0;
+    if (fd < 0 || ::ioctl(fd, SIOCOUTQ, &queued) != 0 || queued < 0) {
+        return sent;
+    }
+    return sent - std::min<std::uint64_t>(sent, static_cast<std::uint64_t>(queued));
 }
 
 peeked peek_socket(int fd) noexcept {

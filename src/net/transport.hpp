@@ -18,6 +18,9 @@ enum class peeked : std::uint8_t {
 
 // One recv(MSG_PEEK | MSG_DONTWAIT) of a byte on the connected socket `fd`: one system call, no allocation.
 peeked peek_socket(int fd) noexcept;
+// Of `sent` bytes the kernel took for the connected socket `fd` (-1: closed), those the peer has acknowledged: less
+// those still in its send queue (SIOCOUTQ, one system call). `sent` when the queue cannot be read.
+std::uint64_t acknowledged_bytes(int fd, std::uint64_t sent) noexcept;
 
 // Implemented by whoever owns a transport (a server or client connection). Called on the owner's loop.
 class transport_owner {

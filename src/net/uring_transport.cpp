@@ -4,8 +4,6 @@
 #include "net/loop.hpp"
 
 #include <liburing.h>
-#include <linux/sockios.h>
-#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -61,11 +59,7 @@ void uring_transport::write(std::string_view bytes) {
 }
 
 std::uint64_t uring_transport::bytes_acknowledged() noexcept {
-    int queued = 0;
-    if (fd_ < 0 || ::ioctl(fd_, SIOCOUTQ, &queued) != 0 || queued < 0) {
-        return bytes_sent_;
-    }
-    return bytes_sent_ - std::min<std::uint64_t>(bytes_sent_, static_cast<std::uint64_t>(queued));
+    return acknowledged_bytes(fd_, bytes_sent_);
 }
 
 void uring_transport::shutdown_send() {

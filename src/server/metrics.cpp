@@ -169,6 +169,8 @@ void write_metrics(request& req, response& res) {
     std::uint64_t body_timeouts = 0;
     std::uint64_t response_timeouts = 0;
     std::uint64_t idle_timeouts = 0;
+    std::uint64_t received = 0;
+    std::uint64_t sent = 0;
     for (const auto& w : loops) {
         const loop_stats& s = w->stats;
         dispatched += s.requests.get();
@@ -182,6 +184,8 @@ void write_metrics(request& req, response& res) {
         body_timeouts += s.body_timeouts.get();
         response_timeouts += s.response_timeouts.get();
         idle_timeouts += s.idle_timeouts.get();
+        received += s.bytes_received.get();
+        sent += s.bytes_sent.get();
     }
     // Read at slightly different moments per counter: never below zero.
     const std::uint64_t in_flight = dispatched > finished ? dispatched - finished : 0;
@@ -210,6 +214,11 @@ void write_metrics(request& req, response& res) {
     out.sample("hotpath_http_timeouts_total", {{"kind", "body"}}, body_timeouts);
     out.sample("hotpath_http_timeouts_total", {{"kind", "response"}}, response_timeouts);
     out.sample("hotpath_http_timeouts_total", {{"kind", "idle"}}, idle_timeouts);
+    out.family("hotpath_http_received_bytes_total", "Request bytes received, framing included",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_received_bytes_total", {}, received);
+    out.family("hotpath_http_sent_bytes_total", "Response bytes written", metrics::metric_type::counter);
+    out.sample("hotpath_http_sent_bytes_total", {}, sent);
     out.family("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
                metrics::metric_type::counter);
     out.sample("hotpath_http_accept_pauses_total", {}, pauses);
@@ -227,6 +236,12 @@ void write_metrics(request& req, response& res) {
                    static_cast<double>(w->loop.stats().busy_ns.load(std::memory_order_relaxed)) / 1e9);
     }
 
+    out.family("hotpath_loop_tick_lag_seconds", "How late the latest once-a-second tick of each loop ran",
+               metrics::metric_type::gauge);
+    for (const auto& w : loops) {
+        out.sample("hotpath_loop_tick_lag_seconds", {{"loop", std::to_string(w->loop.index())}},
+                   static_cast<double>(w->loop.stats().tick_lag_ns.load(std::memory_order_relaxed)) / 1e9);
+    }
     out.family("hotpath_loop_stalls_total",
                "Turns of an event loop that worked longer than the stall threshold (a handler blocking its thread)",
                metrics::metric_type::counter);

@@ -112,6 +112,7 @@ bool server_connection::ensure_space(std::size_t bytes) {
 }
 
 void server_connection::on_transport_data(std::string_view bytes) {
+    owner_.stats.bytes_received.add(bytes.size());
     if (closed_ || phase_ == phase::closing) {
         return; // lingering close: discard
     }
@@ -476,6 +477,7 @@ void server_connection::do_write() {
     }
     std::swap(s.out, s.writing);
     write_pending_ = true;
+    owner_.stats.bytes_sent.add(s.writing.size());
     transport_->write(s.writing);
 }
 

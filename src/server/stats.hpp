@@ -23,6 +23,8 @@ struct loop_stats {
     // Not a fault: an idle keep-alive connection closed after limits.keep_alive_timeout.
     counter idle_timeouts;
     counter accept_pauses; // accepting paused: out of file descriptors or kernel memory
+    counter bytes_received; // request bytes as they arrived, framing included
+    counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
     // exist, in use or pooled. Both stay still while busy connections reuse pooled states.
     counter request_states_made;

@@ -95,6 +95,10 @@ TEST(metrics_test, routes_count_by_pattern_and_class_summed_over_loops) {
     EXPECT_GT(value_of(text, "process_resident_memory_bytes"), 1e6);
     EXPECT_GT(value_of(text, "process_open_fds"), 3);
     EXPECT_NE(text.find("hotpath_build_info{version=\""), std::string::npos);
+    // Every request's bytes in (at least its request line) and every response's out.
+    EXPECT_GT(value_of(text, "hotpath_http_received_bytes_total"), 45 * 16);
+    EXPECT_GT(value_of(text, "hotpath_http_sent_bytes_total"), 44 * 60);
+    EXPECT_GE(value_of(text, R"m(hotpath_loop_tick_lag_seconds{loop="0"})m"), 0);
     // Never the raw path.
     EXPECT_EQ(text.find("/users/7"), std::string::npos);
 }
