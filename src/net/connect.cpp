@@ -88,8 +88,8 @@ struct connector::attempt : uring_op {
     struct poll_op : epoll_op {
         attempt* self = nullptr;
     };
-    poll_op writable;      // the epoll's registration while a connect is in progress
-    bool on_poll = false;  // registered with the epoll (kept alive by the loop meanwhile)
+    poll_op writable;     // the epoll's registration while a connect is in progress
+    bool on_poll = false; // registered with the epoll (kept alive by the loop meanwhile)
 
     ~attempt() {
         if (fd >= 0) {

@@ -10,8 +10,9 @@ class loop;
 
 class epoll_transport final : public transport {
 public:
-    // Takes ownership of the connected socket `fd` (used without blocking whatever its mode) and registers it with `poller` (readable and
-    // writable, edge-triggered: one registration for the socket's life, no epoll_ctl per request).
+    // Takes ownership of the connected socket `fd` (used without blocking whatever its mode) and registers it with
+    // `poller` (readable and writable, edge-triggered: one registration for the socket's life, no epoll_ctl per
+    // request).
     epoll_transport(loop& on, epoll& poller, int fd, transport_owner& owner);
     ~epoll_transport() override;
 
@@ -46,10 +47,10 @@ private:
     std::error_code write_error_;
     std::error_code register_error_; // add() failed: reading ends with it
     bool want_read_ = false;
-    bool readable_ = false;         // an edge said bytes or an end are waiting, and no read has drained them
-    bool peer_done_ = false;        // the peer shut down its side or the socket failed: the end is waiting
-    bool writable_ = true;          // no send has met a full socket buffer since the last EPOLLOUT edge
-    bool write_pending_ = false;    // write() bytes not all sent yet
+    bool readable_ = false;      // an edge said bytes or an end are waiting, and no read has drained them
+    bool peer_done_ = false;     // the peer shut down its side or the socket failed: the end is waiting
+    bool writable_ = true;       // no send has met a full socket buffer since the last EPOLLOUT edge
+    bool write_pending_ = false; // write() bytes not all sent yet
     bool written_unreported_ = false;
     bool scheduled_ = false; // made ready on the epoll, not yet run
     bool ended_ = false;

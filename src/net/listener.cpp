@@ -44,8 +44,8 @@ constexpr int accepts_per_event = 64;
 
 } // namespace
 
-result<std::unique_ptr<listener>> listener::open(loop& owner, const endpoint& address, std::uint16_t port,
-                                                 int backlog, port_share share) {
+result<std::unique_ptr<listener>> listener::open(loop& owner, const endpoint& address, std::uint16_t port, int backlog,
+                                                 port_share share) {
     endpoint at = address;
     at.set_port(port);
     socket_guard s(::socket(at.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP));

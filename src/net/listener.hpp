@@ -33,8 +33,8 @@ public:
     // What remains: once claimed, the port has SO_REUSEPORT set, and the kernel lets any socket of the same
     // user that sets SO_REUSEPORT itself join it (that is the option's contract, the same for nginx's
     // `reuseport`). A hotpath server never does, since it claims first; nothing is racy in the claim itself.
-    static result<std::unique_ptr<listener>> open(loop& owner, const endpoint& address, std::uint16_t port,
-                                                  int backlog, port_share share);
+    static result<std::unique_ptr<listener>> open(loop& owner, const endpoint& address, std::uint16_t port, int backlog,
+                                                  port_share share);
 
     std::uint16_t port() const noexcept { return port_; }
 

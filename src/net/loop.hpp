@@ -29,10 +29,10 @@ public:
 // sees a loop that stopped turning, or whose turns grew long.
 struct turn_stats {
     std::atomic<std::uint64_t> turns{0};
-    std::atomic<std::uint64_t> last_turn_ns{0}; // time spent working in the latest turn, sleep excluded
-    std::atomic<std::uint64_t> busy_ns{0};      // all turns' work
-    std::atomic<std::uint64_t> asleep_ns{0};    // time asleep waiting for work
-    std::atomic<std::int64_t> heartbeat_ns{0};  // steady_clock time of the latest turn's start
+    std::atomic<std::uint64_t> last_turn_ns{0};    // time spent working in the latest turn, sleep excluded
+    std::atomic<std::uint64_t> busy_ns{0};         // all turns' work
+    std::atomic<std::uint64_t> asleep_ns{0};       // time asleep waiting for work
+    std::atomic<std::int64_t> heartbeat_ns{0};     // steady_clock time of the latest turn's start
     std::atomic<std::int64_t> working_since_ns{0}; // the start of the turn now working; 0 while asleep (a stall
                                                    // is a turn working for long: see net/watchdog.hpp)
     // The latest turn that worked over 1 ms: its start (as working_since_ns gave it) and its length, so that a
@@ -145,7 +145,7 @@ private:
     timer_queue timers_; // declared before everything that holds timers: destroyed after them
     std::unique_ptr<uring> ring_;
     std::unique_ptr<epoll> poller_;
-    std::atomic<uring*> wake_ring_{nullptr};    // ring_, for other threads' post() and stop()
+    std::atomic<uring*> wake_ring_{nullptr};   // ring_, for other threads' post() and stop()
     std::atomic<epoll*> wake_poller_{nullptr}; // poller_, likewise
     bool chosen_ = false;
     bool ring_disabled_ = false;

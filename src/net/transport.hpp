@@ -67,8 +67,8 @@ public:
 
 class loop;
 
-// The transport for the connected socket `fd` (which it takes over) on `owner`: on the loop's io_uring, or its epoll on a
-// loop without one. Call on the loop's thread.
+// The transport for the connected socket `fd` (which it takes over) on `owner`: on the loop's io_uring, or its epoll on
+// a loop without one. Call on the loop's thread.
 std::unique_ptr<transport> make_transport(loop& owner, int fd, transport_owner& user);
 
 } // namespace hotpath::net

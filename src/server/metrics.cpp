@@ -11,8 +11,8 @@
 
 #include <algorithm>
 #include <array>
-#include <cstring>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 namespace hotpath {
@@ -47,8 +47,8 @@ process_figures read_process() {
         const char* rest = std::strrchr(line, ')');
         unsigned long utime = 0;
         unsigned long stime = 0;
-        if (rest != nullptr && std::sscanf(rest + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime,
-                                           &stime) == 2) {
+        if (rest != nullptr &&
+            std::sscanf(rest + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %lu %lu", &utime, &stime) == 2) {
             p.cpu_seconds = static_cast<double>(utime + stime) / static_cast<double>(::sysconf(_SC_CLK_TCK));
         }
     }
@@ -107,8 +107,9 @@ void write_metrics(request& req, response& res) {
         }
     };
 
-    out.family("hotpath_http_requests_total", "Requests answered, by method and route pattern (never the raw path) "
-                                              "and status class",
+    out.family("hotpath_http_requests_total",
+               "Requests answered, by method and route pattern (never the raw path) "
+               "and status class",
                metrics::metric_type::counter);
     std::uint64_t finished = 0;
     for (std::size_t i = 0; i < table.size(); ++i) {
@@ -226,7 +227,8 @@ void write_metrics(request& req, response& res) {
     out.family("hotpath_loop_turns_total", "Event loop turns", metrics::metric_type::counter);
     for (const auto& w : loops) {
         const std::string index = std::to_string(w->loop.index());
-        out.sample("hotpath_loop_turns_total", {{"loop", index}}, w->loop.stats().turns.load(std::memory_order_relaxed));
+        out.sample("hotpath_loop_turns_total", {{"loop", index}},
+                   w->loop.stats().turns.load(std::memory_order_relaxed));
     }
     out.family("hotpath_loop_busy_seconds_total", "Time event loops spent working, sleep excluded",
                metrics::metric_type::counter);
@@ -255,8 +257,8 @@ void write_metrics(request& req, response& res) {
         for (std::size_t b = 0; b < stall_counts.size(); ++b) {
             stall_counts[b] = d.count_in(b);
         }
-        out.histogram("hotpath_loop_stall_seconds", {{"loop", std::to_string(w->loop.index())}}, bounds_s,
-                      stall_counts, static_cast<double>(d.sum_ns()) / 1e9);
+        out.histogram("hotpath_loop_stall_seconds", {{"loop", std::to_string(w->loop.index())}}, bounds_s, stall_counts,
+                      static_cast<double>(d.sum_ns()) / 1e9);
     }
 
     const process_figures p = read_process();

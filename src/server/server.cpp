@@ -65,8 +65,8 @@ struct server::impl {
     std::once_flag stop_once;
     bool started = false;
     bool use_uring = false;
-    std::vector<std::uint64_t> latency_bounds_ns; // shared by every route's histogram on every loop
-    std::unique_ptr<net::watchdog> watchdog;       // after the workers: stopped before they go
+    std::vector<std::uint64_t> latency_bounds_ns;        // shared by every route's histogram on every loop
+    std::unique_ptr<net::watchdog> watchdog;             // after the workers: stopped before they go
     std::vector<net::clock::time_point> last_stall_line; // per loop, on the watchdog's thread
     std::vector<std::uint32_t> stalled_handler;          // per loop: the handler running when its stall began
 

@@ -22,7 +22,7 @@ struct loop_stats {
     counter response_timeouts; // responses taken below limits.min_response_bytes_per_second: closed
     // Not a fault: an idle keep-alive connection closed after limits.keep_alive_timeout.
     counter idle_timeouts;
-    counter accept_pauses; // accepting paused: out of file descriptors or kernel memory
+    counter accept_pauses;  // accepting paused: out of file descriptors or kernel memory
     counter bytes_received; // request bytes as they arrived, framing included
     counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many

@@ -28,7 +28,7 @@ struct worker {
     const server_options& options;
     std::unique_ptr<net::listener> listener;
     loop_stats stats;
-    route_table_metrics route_stats;                           // per route of `routes`, then the unrouted
+    route_table_metrics route_stats; // per route of `routes`, then the unrouted
     // The handler id whose handler the loop is running (from dispatch until it returns or first suspends), or
     // no_handler: what the watchdog names when the loop stalls.
     static constexpr std::uint32_t no_handler = ~std::uint32_t{0};
@@ -37,7 +37,7 @@ struct worker {
     counter stalls;
     std::unique_ptr<metrics::duration_buckets> stall_lengths;
     const std::vector<std::unique_ptr<worker>>* all = nullptr; // every loop's worker, for a metrics scrape
-    std::atomic<std::size_t>& open_connections; // across all workers, for limits.max_connections
+    std::atomic<std::size_t>& open_connections;                // across all workers, for limits.max_connections
     // What connections with a request in flight borrow (trimmed on the tick); an idle one holds none.
     request_state_pool states;
 

@@ -4,8 +4,8 @@
 
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -58,9 +58,9 @@ TEST(duration_buckets_test, objectives_become_bounds_and_values_land_at_or_under
     EXPECT_NE(std::find(bounds.begin(), bounds.end(), 150'000'000u), bounds.end());
     EXPECT_EQ(bounds.front(), 100'000u);
     duration_buckets d(bounds);
-    d.record_ns(150'000'000);     // exactly at the objective: within it (le is <=)
-    d.record_ns(150'000'001);     // just over
-    d.record_ns(50);              // under the first bound
+    d.record_ns(150'000'000);       // exactly at the objective: within it (le is <=)
+    d.record_ns(150'000'001);       // just over
+    d.record_ns(50);                // under the first bound
     d.record_ns(3'600'000'000'000); // an hour: above the last bound
     const auto at = static_cast<std::size_t>(std::find(bounds.begin(), bounds.end(), 150'000'000u) - bounds.begin());
     EXPECT_EQ(d.count_in(at), 1u);

@@ -15,8 +15,8 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
-#include <vector>
 #include <unistd.h>
+#include <vector>
 
 namespace hotpath {
 namespace {
@@ -81,12 +81,13 @@ TEST(metrics_test, routes_count_by_pattern_and_class_summed_over_loops) {
     EXPECT_EQ(value_of(text, R"m(hotpath_http_requests_total{method="",route="(method not allowed)",code="4xx"})m"), 1);
     EXPECT_EQ(value_of(text, "hotpath_http_handler_exceptions_total"), 1);
     // The slow route's one request took >= 30 ms: never within the 25 ms bound, however loaded the machine.
-    EXPECT_EQ(value_of(text, R"m(hotpath_http_request_duration_seconds_bucket{method="GET",route="/slow",le="0.025"})m"),
-              0);
+    EXPECT_EQ(
+        value_of(text, R"m(hotpath_http_request_duration_seconds_bucket{method="GET",route="/slow",le="0.025"})m"), 0);
     EXPECT_EQ(value_of(text, R"m(hotpath_http_request_duration_seconds_count{method="GET",route="/slow"})m"), 1);
     EXPECT_GE(value_of(text, R"m(hotpath_http_request_duration_seconds_sum{method="GET",route="/slow"})m"), 0.030);
-    EXPECT_EQ(value_of(text, R"m(hotpath_http_request_duration_seconds_bucket{method="GET",route="/users/{id}",le="+Inf"})m"),
-              40);
+    EXPECT_EQ(
+        value_of(text, R"m(hotpath_http_request_duration_seconds_bucket{method="GET",route="/users/{id}",le="+Inf"})m"),
+        40);
     // 44 connections before the scrape's own, each closed after its answer (the scrape's is still open).
     EXPECT_EQ(value_of(text, "hotpath_http_connections_accepted_total"), 45);
     EXPECT_GE(value_of(text, "hotpath_http_connections"), 1);
@@ -115,8 +116,9 @@ TEST(metrics_test, a_latency_objective_is_a_bucket_bound) {
     ASSERT_TRUE(srv.start());
     EXPECT_EQ(get(srv.port(), "/users/1").substr(0, 3), "200");
     const std::string text = get(srv.port(), "/metrics");
-    EXPECT_NE(text.find(R"m(hotpath_http_request_duration_seconds_bucket{method="GET",route="/users/{id}",le="0.15"} 1)m"),
-              std::string::npos)
+    EXPECT_NE(
+        text.find(R"m(hotpath_http_request_duration_seconds_bucket{method="GET",route="/users/{id}",le="0.15"} 1)m"),
+        std::string::npos)
         << text;
     srv.stop();
     srv.wait();
