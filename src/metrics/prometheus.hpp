@@ -25,6 +25,12 @@ public:
     explicit prometheus_writer(std::string& out) noexcept : out_(out) {}
 
     void family(std::string_view name, std::string_view help, metric_type type);
+    // A family of one sample without labels: family() then sample().
+    template <typename Value>
+    void single(std::string_view name, std::string_view help, metric_type type, Value value) {
+        family(name, help, type);
+        sample(name, {}, value);
+    }
     void sample(std::string_view name, std::initializer_list<label> labels, double value);
     void sample(std::string_view name, std::initializer_list<label> labels, std::uint64_t value);
     // A histogram's samples: name_bucket{..., le="bound"} for each upper bound in seconds (ascending) with the

@@ -190,24 +190,19 @@ void write_metrics(request& req, response& res) {
     }
     // Read at slightly different moments per counter: never below zero.
     const std::uint64_t in_flight = dispatched > finished ? dispatched - finished : 0;
-    out.family("hotpath_http_requests_in_flight", "Requests dispatched and not yet answered",
-               metrics::metric_type::gauge);
-    out.sample("hotpath_http_requests_in_flight", {}, in_flight);
-    out.family("hotpath_http_connections_accepted_total", "Connections accepted", metrics::metric_type::counter);
-    out.sample("hotpath_http_connections_accepted_total", {}, accepted);
-    out.family("hotpath_http_connections_closed_total", "Connections closed", metrics::metric_type::counter);
-    out.sample("hotpath_http_connections_closed_total", {}, closed);
-    out.family("hotpath_http_connections_rejected_total", "Connections refused over the connection limit",
-               metrics::metric_type::counter);
-    out.sample("hotpath_http_connections_rejected_total", {}, rejected);
-    out.family("hotpath_http_connections", "Connections open now", metrics::metric_type::gauge);
-    out.sample("hotpath_http_connections", {}, accepted > closed ? accepted - closed : 0);
-    out.family("hotpath_http_bad_requests_total", "Malformed requests or requests over a limit, answered and closed",
-               metrics::metric_type::counter);
-    out.sample("hotpath_http_bad_requests_total", {}, bad);
-    out.family("hotpath_http_handler_exceptions_total", "Exceptions escaping handlers, answered 500",
-               metrics::metric_type::counter);
-    out.sample("hotpath_http_handler_exceptions_total", {}, exceptions);
+    out.single("hotpath_http_requests_in_flight", "Requests dispatched and not yet answered",
+               metrics::metric_type::gauge, in_flight);
+    out.single("hotpath_http_connections_accepted_total", "Connections accepted", metrics::metric_type::counter,
+               accepted);
+    out.single("hotpath_http_connections_closed_total", "Connections closed", metrics::metric_type::counter, closed);
+    out.single("hotpath_http_connections_rejected_total", "Connections refused over the connection limit",
+               metrics::metric_type::counter, rejected);
+    out.single("hotpath_http_connections", "Connections open now", metrics::metric_type::gauge,
+               accepted > closed ? accepted - closed : 0);
+    out.single("hotpath_http_bad_requests_total", "Malformed requests or requests over a limit, answered and closed",
+               metrics::metric_type::counter, bad);
+    out.single("hotpath_http_handler_exceptions_total", "Exceptions escaping handlers, answered 500",
+               metrics::metric_type::counter, exceptions);
     out.family("hotpath_http_timeouts_total",
                "Slow clients cut off, by what was slow (idle: keep-alive connections closed when idle, not a fault)",
                metrics::metric_type::counter);
@@ -215,14 +210,11 @@ void write_metrics(request& req, response& res) {
     out.sample("hotpath_http_timeouts_total", {{"kind", "body"}}, body_timeouts);
     out.sample("hotpath_http_timeouts_total", {{"kind", "response"}}, response_timeouts);
     out.sample("hotpath_http_timeouts_total", {{"kind", "idle"}}, idle_timeouts);
-    out.family("hotpath_http_received_bytes_total", "Request bytes received, framing included",
-               metrics::metric_type::counter);
-    out.sample("hotpath_http_received_bytes_total", {}, received);
-    out.family("hotpath_http_sent_bytes_total", "Response bytes written", metrics::metric_type::counter);
-    out.sample("hotpath_http_sent_bytes_total", {}, sent);
-    out.family("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
-               metrics::metric_type::counter);
-    out.sample("hotpath_http_accept_pauses_total", {}, pauses);
+    out.single("hotpath_http_received_bytes_total", "Request bytes received, framing included",
+               metrics::metric_type::counter, received);
+    out.single("hotpath_http_sent_bytes_total", "Response bytes written", metrics::metric_type::counter, sent);
+    out.single("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
+               metrics::metric_type::counter, pauses);
 
     out.family("hotpath_loop_turns_total", "Event loop turns", metrics::metric_type::counter);
     for (const auto& w : loops) {
@@ -262,12 +254,11 @@ void write_metrics(request& req, response& res) {
     }
 
     const process_figures p = read_process();
-    out.family("process_cpu_seconds_total", "User and system CPU time of the process", metrics::metric_type::counter);
-    out.sample("process_cpu_seconds_total", {}, p.cpu_seconds);
-    out.family("process_resident_memory_bytes", "Resident memory of the process", metrics::metric_type::gauge);
-    out.sample("process_resident_memory_bytes", {}, p.resident_bytes);
-    out.family("process_open_fds", "Open file descriptors of the process", metrics::metric_type::gauge);
-    out.sample("process_open_fds", {}, p.open_fds);
+    out.single("process_cpu_seconds_total", "User and system CPU time of the process", metrics::metric_type::counter,
+               p.cpu_seconds);
+    out.single("process_resident_memory_bytes", "Resident memory of the process", metrics::metric_type::gauge,
+               p.resident_bytes);
+    out.single("process_open_fds", "Open file descriptors of the process", metrics::metric_type::gauge, p.open_fds);
     out.family("hotpath_build_info", "The hotpath version serving", metrics::metric_type::gauge);
     out.sample("hotpath_build_info", {{"version", HOTPATH_VERSION}}, std::uint64_t{1});
 
