@@ -62,6 +62,9 @@ struct serve_flags {
                        "and /metrics); 0: no watchdog")
             ->capture_default_str()
             ->check(not_negative());
+        cmd.add_flag("--server-timing", options.server_timing,
+                     "Add a Server-Timing field to every response: where its time went (queue, app, downstream, "
+                     "wait, total), shown by curl -v and browsers' developer tools");
         cmd.add_option("--drain-timeout", drain_timeout_ms,
                        "Milliseconds in-flight requests get to finish on SIGINT/SIGTERM")
             ->capture_default_str();
@@ -226,7 +229,8 @@ runner define_serve(CLI::App& serve_cmd) {
                 if (const int bad = s->map(routes); bad != 0) {
                     return bad;
                 }
-                routes.metrics("/metrics"); // Prometheus's text format: on in every demo service
+                routes.metrics("/metrics");           // Prometheus's text format: on in every demo service
+                routes.debug_routes("/debug/routes"); // and the per-route report, as JSON
                 return serve(s->cmd->get_name(), routes, s->flags);
             }
         }

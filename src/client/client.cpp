@@ -5,6 +5,7 @@
 #include "client/client_connection.hpp"
 #include "client/pool.hpp"
 #include "client/url.hpp"
+#include "core/attribution.hpp"
 #include "core/error.hpp"
 #include "http/char_class.hpp"
 #include "http/request_head.hpp"
@@ -98,6 +99,8 @@ task<result<client_response>> client::send(client_request request, call_options 
     if (loop == nullptr) {
         co_return std::make_error_code(std::errc::operation_not_permitted); // not awaited on an event loop
     }
+    // For the server request this call is made for, if any: a downstream wait until the call's result.
+    const attributed_wait downstream(co_await this_attribution{}, wait_kind::downstream);
     auto target = parse_url(request.url);
     if (!target) {
         co_return target.error();

@@ -6,12 +6,15 @@
 #include <coroutine>
 #include <exception>
 #include <optional>
+#include <type_traits>
 #include <utility>
 
 namespace hotpath {
 
 template <typename T = void>
 class task;
+
+struct time_attribution; // core/attribution.hpp
 
 namespace detail {
 
@@ -22,6 +25,8 @@ struct promise_base {
     void (*on_done)(void* context) noexcept = nullptr;
     void* on_done_context = nullptr;
     std::exception_ptr error;
+    // The request this task works for, if any: inherited by every task it awaits (see core/attribution.hpp).
+    time_attribution* attribution = nullptr;
 
     static void* operator new(std::size_t bytes) { return frame_allocator::allocate(bytes); }
     static void operator delete(void* frame, std::size_t bytes) noexcept { frame_allocator::deallocate(frame, bytes); }
@@ -64,6 +69,29 @@ template <>
 struct promise<void> final : promise_base {
     task<void> get_return_object() noexcept;
     void return_void() const noexcept {}
+};
+
+// What co_await of a task<T> returns: starts the task by symmetric transfer, with the awaiting task's request.
+template <typename T>
+struct task_awaiter {
+    std::coroutine_handle<promise<T>> handle;
+    bool await_ready() const noexcept { return false; }
+    template <typename Promise>
+    std::coroutine_handle<> await_suspend(std::coroutine_handle<Promise> awaiting) noexcept {
+        handle.promise().continuation = awaiting;
+        if constexpr (std::is_base_of_v<promise_base, Promise>) {
+            handle.promise().attribution = awaiting.promise().attribution;
+        }
+        return handle;
+    }
+    T await_resume() {
+        if (handle.promise().error) {
+            std::rethrow_exception(handle.promise().error);
+        }
+        if constexpr (!std::is_void_v<T>) {
+            return std::move(*handle.promise().value);
+        }
+    }
 };
 
 } // namespace detail
@@ -121,6 +149,9 @@ public:
         return false;
     }
 
+    // Makes the task work for the request whose waits `a` records, and every task it awaits with it (before start).
+    void attribute_to(time_attribution* a) noexcept { handle_.promise().attribution = a; }
+
     // The exception that escaped the coroutine body, if any (valid once done).
     std::exception_ptr error() const noexcept { return handle_.promise().error; }
 
@@ -132,28 +163,24 @@ public:
     }
 
     // Awaiting a task starts it and resumes the awaiter when it finishes; exceptions propagate.
-    auto operator co_await() && noexcept {
-        struct awaiter {
-            handle_type handle;
-            bool await_ready() const noexcept { return false; }
-            std::coroutine_handle<> await_suspend(std::coroutine_handle<> awaiting) noexcept {
-                handle.promise().continuation = awaiting;
-                return handle;
-            }
-            T await_resume() {
-                if (handle.promise().error) {
-                    std::rethrow_exception(handle.promise().error);
-                }
-                if constexpr (!std::is_void_v<T>) {
-                    return std::move(*handle.promise().value);
-                }
-            }
-        };
-        return awaiter{handle_};
-    }
+    detail::task_awaiter<T> operator co_await() && noexcept { return detail::task_awaiter<T>{handle_}; }
 
 private:
     handle_type handle_;
+};
+
+// `co_await this_attribution{}` in a task: the time_attribution of the request it works for (null when none),
+// without suspending.
+struct this_attribution {
+    time_attribution* value = nullptr;
+    bool await_ready() const noexcept { return false; }
+    template <typename Promise>
+    bool await_suspend(std::coroutine_handle<Promise> self) noexcept {
+        static_assert(std::is_base_of_v<detail::promise_base, Promise>, "only a task knows its request");
+        value = self.promise().attribution;
+        return false;
+    }
+    time_attribution* await_resume() const noexcept { return value; }
 };
 
 namespace detail {

@@ -98,9 +98,13 @@ struct wait_all {
     when_all_state& state;
     std::vector<task<void>>& children;
     bool await_ready() const noexcept { return false; }
-    bool await_suspend(std::coroutine_handle<> parent) noexcept {
+    template <typename Promise>
+    bool await_suspend(std::coroutine_handle<Promise> parent) noexcept {
         state.parent = parent;
         for (auto& child : children) {
+            if constexpr (std::is_base_of_v<promise_base, Promise>) {
+                child.attribute_to(parent.promise().attribution); // the children work for the parent's request
+            }
             if (state.stopped() || child.start(&when_all_state::on_child_done, &state)) {
                 --state.remaining; // not started, or finished without suspending
             }

@@ -39,6 +39,7 @@ loop::loop(unsigned index) : index_(index), mailbox_(std::make_shared<loop_mailb
     mailbox_->target_ = this;
     ticker_ = std::make_unique<timer>(*this);
     now_ = clock::now();
+    turn_started_ = now_;
     refresh_date();
 }
 
@@ -163,6 +164,7 @@ void loop::run_on_ring(uring& r) {
     for (;;) {
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
         stats_.working_since_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        turn_started_ = start;
         r.reap();
         if (!work(start)) {
             break;
@@ -187,6 +189,7 @@ void loop::run_on_epoll(epoll& p) {
     for (;;) {
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
         stats_.working_since_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);
+        turn_started_ = start;
         p.dispatch();
         if (!work(start)) {
             break;

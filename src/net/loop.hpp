@@ -93,6 +93,9 @@ public:
     std::string_view http_date() const noexcept { return {date_, date_length}; }
     // The time of the latest tick; coarse, for timeouts.
     clock::time_point now() const noexcept { return now_; }
+    // When the running turn began: the loop woke with what it is handling then (a request read in this turn was
+    // in the kernel by this time, and waited behind this turn's earlier work since). Fine-grained.
+    clock::time_point turn_started() const noexcept { return turn_started_; }
 
     // The backend is chosen once, on the first call of ring() or poller() or run(): io_uring unless it is
     // unavailable here (see uring::available()) or disable_ring() came first, else epoll. Call these on the
@@ -163,6 +166,7 @@ private:
     std::vector<std::function<void(clock::time_point)>> ticks_;
     std::unique_ptr<timer> ticker_;
     clock::time_point now_;
+    clock::time_point turn_started_;
     char date_[date_length + 1] = {};
     turn_stats stats_;
 };

@@ -5,9 +5,13 @@
 
 namespace hotpath::net {
 
-void sleep_awaitable::await_suspend(std::coroutine_handle<> waiting) {
+void sleep_awaitable::start(std::coroutine_handle<> waiting, time_attribution* attribution) {
     timer_.emplace(*loop::current());
-    timer_->arm_after(duration_, [waiting] { waiting.resume(); });
+    wait_.emplace(attribution, wait_kind::timer);
+    timer_->arm_after(duration_, [this, waiting] {
+        wait_->end();
+        waiting.resume();
+    });
 }
 
 } // namespace hotpath::net

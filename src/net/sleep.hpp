@@ -1,6 +1,8 @@
 // co_await sleep_for(d): suspends a coroutine on its own event loop's timer, without blocking the thread.
 #pragma once
 
+#include "core/attribution.hpp"
+#include "core/task.hpp"
 #include "net/timer.hpp"
 
 #include <chrono>
@@ -19,11 +21,22 @@ public:
     sleep_awaitable& operator=(const sleep_awaitable&) = delete;
 
     bool await_ready() const noexcept { return duration_.count() <= 0; }
-    void await_suspend(std::coroutine_handle<> waiting);
+    // A task's sleep counts as a wait of the request it works for (core/attribution.hpp).
+    template <typename Promise>
+    void await_suspend(std::coroutine_handle<Promise> waiting) {
+        if constexpr (std::is_base_of_v<detail::promise_base, Promise>) {
+            start(waiting, waiting.promise().attribution);
+        } else {
+            start(waiting, nullptr);
+        }
+    }
     void await_resume() const noexcept {}
 
 private:
+    void start(std::coroutine_handle<> waiting, time_attribution* attribution);
+
     std::chrono::nanoseconds duration_;
+    std::optional<attributed_wait> wait_; // before timer_: ended after the timer is gone
     std::optional<timer> timer_;
 };
 

@@ -23,6 +23,10 @@ app& app::metrics(std::string_view pattern) {
     return get(pattern, [](request& req, response& res) { write_metrics(req, res); });
 }
 
+app& app::debug_routes(std::string_view pattern) {
+    return get(pattern, [](request& req, response& res) { write_route_report(req, res); });
+}
+
 namespace {
 
 // Finds `name` among the '&'-separated pairs of a query; sets `found`.

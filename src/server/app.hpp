@@ -87,6 +87,10 @@ public:
     // route requests by status class and a duration histogram, connections, bad requests, timeouts, the loops'
     // turns and busy time, the process's CPU, memory and descriptors. Reading them takes no lock from the loops.
     app& metrics(std::string_view pattern);
+    // Serves a per-route report as JSON on GET `pattern` (e.g. "/debug/routes"): requests, p50/p95/p99, where the
+    // time went (queue, app, downstream, wait, write: mean and share), downstream calls per request and their
+    // concurrency, allocations per request when the allocation counter is linked in.
+    app& debug_routes(std::string_view pattern);
 
     // What metrics call the route of each handler id: its method ("GET"; "ANY" for app.any) and pattern.
     struct route_key {

@@ -13,9 +13,46 @@
 #include <array>
 #include <cstdio>
 #include <cstring>
+#include <new>
 #include <string>
 
 namespace hotpath {
+
+route_metrics::~route_metrics() {
+    delete sketch.load(std::memory_order_acquire);
+}
+
+void route_metrics::record(unsigned status_class, const request_time_parts& parts,
+                           const time_attribution& waits) noexcept {
+    by_class[status_class].add();
+    const std::uint64_t total = parts.total_ns();
+    duration.record_ns(total);
+    queue_ns.add(parts.queue_ns);
+    app_ns.add(parts.app_ns);
+    downstream_ns.add(parts.downstream_ns);
+    wait_ns.add(parts.wait_ns);
+    write_ns.add(parts.write_ns);
+    if (waits.calls != 0) {
+        downstream_calls.add(waits.calls);
+        downstream_call_ns.add(waits.call_ns);
+        if (waits.max_calls_in_flight > max_calls_in_flight.get()) {
+            max_calls_in_flight.value.store(waits.max_calls_in_flight, std::memory_order_relaxed);
+        }
+    }
+    if (waits.allocated.allocations != 0) {
+        allocations.add(waits.allocated.allocations);
+        allocated_bytes.add(waits.allocated.bytes);
+    }
+    metrics::latency_sketch* k = sketch.load(std::memory_order_relaxed); // this loop is the only writer
+    if (k == nullptr) {
+        k = new (std::nothrow) metrics::latency_sketch();
+        if (k == nullptr) {
+            return; // no quantiles for this route on this loop, the rest is counted
+        }
+        sketch.store(k, std::memory_order_release);
+    }
+    k->record_ns(total);
+}
 
 void route_table_metrics::init(std::size_t handlers, std::span<const std::uint64_t> bounds_ns) {
     handlers_ = handlers;
@@ -73,38 +110,130 @@ process_figures read_process() {
     return p;
 }
 
-std::string_view extra_name(std::uint32_t e) noexcept {
-    switch (e) {
-    case route_table_metrics::no_route:
-        return "(no route)";
-    case route_table_metrics::method_not_allowed:
-        return "(method not allowed)";
-    default:
-        return "*";
+// Sums one route's counter over every loop.
+template <typename Field>
+std::uint64_t sum_route(const std::vector<std::unique_ptr<worker>>& loops, std::size_t route, Field field) {
+    std::uint64_t n = 0;
+    for (const auto& w : loops) {
+        n += (w->route_stats.at(static_cast<std::uint32_t>(route)).*field).get();
     }
+    return n;
+}
+
+// Where the routes' time went (request_time_parts), their downstream calls and, when counted, allocations.
+template <typename Labels>
+void write_time_parts(metrics::prometheus_writer& out, const std::vector<std::unique_ptr<worker>>& loops,
+                      std::size_t routes, const Labels& route_labels) {
+    struct part {
+        std::string_view name;
+        counter route_metrics::*field;
+    };
+    constexpr std::array<part, 5> parts{{{"queue", &route_metrics::queue_ns},
+                                         {"app", &route_metrics::app_ns},
+                                         {"downstream", &route_metrics::downstream_ns},
+                                         {"wait", &route_metrics::wait_ns},
+                                         {"write", &route_metrics::write_ns}}};
+    const auto answered = [&](std::size_t i) {
+        std::uint64_t n = 0;
+        for (const auto& w : loops) {
+            for (const auto& c : w->route_stats.at(static_cast<std::uint32_t>(i)).by_class) {
+                n += c.get();
+            }
+        }
+        return n;
+    };
+    out.family("hotpath_http_request_time_seconds_total",
+               "Where the requests' time went, by route and part: queue (read, not yet dispatched), app (in the "
+               "handler), downstream (awaiting client calls), wait (awaiting timers), write (made into bytes)",
+               metrics::metric_type::counter);
+    for (std::size_t i = 0; i < routes; ++i) {
+        if (answered(i) == 0) {
+            continue;
+        }
+        std::string_view method;
+        std::string_view pattern;
+        route_labels(i, method, pattern);
+        for (const part& p : parts) {
+            out.sample("hotpath_http_request_time_seconds_total",
+                       {{"method", method}, {"route", pattern}, {"part", p.name}},
+                       static_cast<double>(sum_route(loops, i, p.field)) / 1e9);
+        }
+    }
+    // One family after the other: a family's samples must not be interleaved with another's.
+    const auto per_route = [&](std::string_view name, std::string_view help, metrics::metric_type type,
+                               const auto& value_of, const auto& include) {
+        out.family(name, help, type);
+        for (std::size_t i = 0; i < routes; ++i) {
+            if (!include(i)) {
+                continue;
+            }
+            std::string_view method;
+            std::string_view pattern;
+            route_labels(i, method, pattern);
+            out.sample(name, {{"method", method}, {"route", pattern}}, value_of(i));
+        }
+    };
+    const auto made_calls = [&](std::size_t i) { return sum_route(loops, i, &route_metrics::downstream_calls) != 0; };
+    per_route(
+        "hotpath_http_request_downstream_calls_total", "Client calls made by the requests of a route",
+        metrics::metric_type::counter,
+        [&](std::size_t i) { return sum_route(loops, i, &route_metrics::downstream_calls); }, made_calls);
+    per_route(
+        "hotpath_http_request_downstream_concurrency_max",
+        "The most client calls one request of the route had in flight at once", metrics::metric_type::gauge,
+        [&](std::size_t i) {
+            std::uint64_t most = 0;
+            for (const auto& w : loops) {
+                most = std::max(most, w->route_stats.at(static_cast<std::uint32_t>(i)).max_calls_in_flight.get());
+            }
+            return most;
+        },
+        made_calls);
+    if (!alloc::counting()) {
+        return;
+    }
+    const auto was_answered = [&](std::size_t i) { return answered(i) != 0; };
+    per_route(
+        "hotpath_http_request_allocations_total",
+        "Heap allocations on the loop by a route's requests while not waiting (allocation counter builds)",
+        metrics::metric_type::counter, [&](std::size_t i) { return sum_route(loops, i, &route_metrics::allocations); },
+        was_answered);
+    per_route(
+        "hotpath_http_request_allocated_bytes_total", "Bytes those allocations asked for",
+        metrics::metric_type::counter,
+        [&](std::size_t i) { return sum_route(loops, i, &route_metrics::allocated_bytes); }, was_answered);
 }
 
 } // namespace
+
+route_label label_of(const app& routes, std::size_t index) noexcept {
+    const auto& keys = routes.route_keys();
+    if (index < keys.size()) {
+        return {keys[index].method, keys[index].pattern};
+    }
+    switch (static_cast<std::uint32_t>(index - keys.size())) {
+    case route_table_metrics::no_route:
+        return {"", "(no route)"};
+    case route_table_metrics::method_not_allowed:
+        return {"", "(method not allowed)"};
+    default:
+        return {"OPTIONS", "*"};
+    }
+}
 
 void write_metrics(request& req, response& res) {
     const worker& here = *req.worker_;
     const auto& loops = *here.all;
     const app& routes = here.routes;
-    const auto& keys = routes.route_keys();
     const route_table_metrics& table = here.route_stats;
     std::string& text = res.body(); // written in place: no copy of a text that grows with the routes
     text.clear();
     metrics::prometheus_writer out(text);
 
     const auto route_labels = [&](std::size_t i, std::string_view& method, std::string_view& pattern) {
-        if (i < keys.size()) {
-            method = keys[i].method;
-            pattern = keys[i].pattern;
-        } else {
-            const auto e = static_cast<std::uint32_t>(i - keys.size());
-            method = e == route_table_metrics::server_options ? "OPTIONS" : "";
-            pattern = extra_name(e);
-        }
+        const route_label l = label_of(routes, i);
+        method = l.method;
+        pattern = l.pattern;
     };
 
     out.family("hotpath_http_requests_total",
@@ -130,7 +259,8 @@ void write_metrics(request& req, response& res) {
     }
 
     out.family("hotpath_http_request_duration_seconds",
-               "Time from a request's dispatch to its response being ready, by route", metrics::metric_type::histogram);
+               "Time from the loop reading a request to its response being ready to write, by route",
+               metrics::metric_type::histogram);
     const auto bounds_ns = table.at(0).duration.bounds_ns();
     std::vector<double> bounds_s(bounds_ns.size());
     for (std::size_t b = 0; b < bounds_ns.size(); ++b) {
@@ -158,6 +288,8 @@ void write_metrics(request& req, response& res) {
         out.histogram("hotpath_http_request_duration_seconds", {{"method", method}, {"route", pattern}}, bounds_s,
                       counts, static_cast<double>(sum_ns) / 1e9);
     }
+
+    write_time_parts(out, loops, table.size(), route_labels);
 
     std::uint64_t dispatched = 0;
     std::uint64_t accepted = 0;

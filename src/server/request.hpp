@@ -57,6 +57,7 @@ private:
     cancel_signal* aborted_ = nullptr;
     const worker* worker_ = nullptr; // the loop's share of the server, for app.metrics()
     friend void write_metrics(request& req, response& res);
+    friend void write_route_report(request& req, response& res);
 };
 
 } // namespace hotpath

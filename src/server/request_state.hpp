@@ -1,6 +1,7 @@
 // What a connection holds only while a request is in flight, lent by its loop's pool and given back when idle.
 #pragma once
 
+#include "core/attribution.hpp"
 #include "core/cancel.hpp"
 #include "http/chunked_decoder.hpp"
 #include "http/limits.hpp"
@@ -46,9 +47,12 @@ struct request_state {
     request req;             // points at head, aborted and the loop
     response res;            // its JSON arena is made on first use and kept with the state
     cancel_signal aborted;   // request::aborted(): the peer went away while a handler ran
-    // The request being handled, for its route's metrics: where it was routed, and when it was dispatched.
+    // The request being handled, for its route's metrics: where it was routed; when its loop read it (the
+    // net::loop::turn_started() of the read that brought its latest bytes); when it was dispatched; its waits.
     std::uint32_t route = 0;
+    std::chrono::steady_clock::time_point received_at{};
     std::chrono::steady_clock::time_point dispatched_at{};
+    time_attribution timing;
 
     std::string out;     // responses waiting to be written
     std::string writing; // the buffer being written

@@ -35,6 +35,9 @@ struct server_options {
     // with a histogram of their lengths in the metrics, and told in one line per loop per second at most, naming
     // the route whose handler was running. 25 ms, seastar's figure; 0 turns the watchdog off.
     std::chrono::milliseconds stall_threshold{25};
+    // Adds a Server-Timing field to every response (W3C Server Timing): queue, app, downstream, wait and total
+    // milliseconds of the request (see request_time_parts in server/metrics.hpp), for curl and browsers to show.
+    bool server_timing = false;
     // Where stall lines go; stderr when empty. Called on the watchdog's thread.
     std::function<void(const std::string& line)> log_line;
 };

@@ -6,6 +6,9 @@
 #include "server/server.hpp"
 #include "server/worker.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <cstring>
 #include <utility>
 
@@ -21,6 +24,32 @@ constexpr std::size_t in_high_water_bytes = 256 * 1024;
 constexpr std::chrono::seconds linger_time{2};
 
 constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
+
+std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
+                         std::chrono::steady_clock::time_point to) noexcept {
+    return to > from ? static_cast<std::uint64_t>((to - from).count()) : 0;
+}
+
+// The W3C Server-Timing field of the parts known before the response is written: durations in milliseconds, so
+// that curl -v and a browser's developer tools show where the server's time went. No allocation past the
+// response's kept field capacity.
+void add_server_timing(response& res, const request_time_parts& parts, const time_attribution& waits) {
+    char text[256];
+    const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
+    const double total = ms(parts.queue_ns + parts.app_ns + parts.downstream_ns + parts.wait_ns);
+    const auto out =
+        waits.calls == 0
+            ? fmt::format_to_n(text, sizeof(text),
+                               "queue;dur={:.3f}, app;dur={:.3f}, downstream;dur={:.3f}, wait;dur={:.3f}, "
+                               "total;dur={:.3f}",
+                               ms(parts.queue_ns), ms(parts.app_ns), ms(parts.downstream_ns), ms(parts.wait_ns), total)
+            : fmt::format_to_n(text, sizeof(text),
+                               "queue;dur={:.3f}, app;dur={:.3f}, downstream;dur={:.3f};desc=\"{} "
+                               "call{}, at most {} at once\", wait;dur={:.3f}, total;dur={:.3f}",
+                               ms(parts.queue_ns), ms(parts.app_ns), ms(parts.downstream_ns), waits.calls,
+                               waits.calls == 1 ? "" : "s", waits.max_calls_in_flight, ms(parts.wait_ns), total);
+    res.header("Server-Timing", std::string_view(text, std::min(out.size, sizeof(text))));
+}
 
 } // namespace
 
@@ -120,6 +149,7 @@ void server_connection::on_transport_data(std::string_view bytes) {
         state_ = owner_.states.take();
     }
     request_state& s = *state_;
+    s.received_at = owner_.loop.turn_started();
     if (timeout_ == timeout_kind::idle) {
         timeout_ = timeout_kind::headers;
         deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
@@ -322,6 +352,7 @@ void server_connection::do_dispatch() {
     request_state& s = *state_;
     owner_.stats.requests.add();
     s.dispatched_at = std::chrono::steady_clock::now();
+    s.timing.start();
     s.req.worker_ = &owner_;
     timeout_ = timeout_kind::none;
     s.req.body_ = {s.in.get() + begin_ + head_bytes_, body_bytes_};
@@ -365,6 +396,7 @@ void server_connection::do_dispatch() {
             h.sync(s.req, s.res);
         } else {
             handler_task_ = h.async(s.req, s.res);
+            handler_task_.attribute_to(&s.timing); // its client calls and sleeps say when it waits
             if (!handler_task_.start(&server_connection::on_handler_done, this)) {
                 owner_.running_handler.store(worker::no_handler, std::memory_order_relaxed);
                 return; // suspended: on_handler_done resumes the connection
@@ -401,13 +433,24 @@ void server_connection::finish_request() {
     const auto field =
         !keep ? http::connection_field::close
               : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
+    // Where its time went (see request_time_parts): the handler's wall time less its waits is its own.
+    const auto finished = std::chrono::steady_clock::now();
+    s.timing.finish();
+    request_time_parts parts;
+    parts.queue_ns = elapsed_ns(s.received_at, s.dispatched_at);
+    const std::uint64_t handler_ns = elapsed_ns(s.dispatched_at, finished);
+    const std::uint64_t waited_ns = std::min(s.timing.waited_ns, handler_ns);
+    parts.downstream_ns = std::min(s.timing.downstream_ns, waited_ns);
+    parts.wait_ns = waited_ns - parts.downstream_ns;
+    parts.app_ns = handler_ns - waited_ns;
+    if (owner_.options.server_timing) {
+        add_server_timing(s.res, parts, s.timing);
+    }
     s.res.serialize(s.out, owner_.loop.http_date(), field, s.head.method == http::method::head);
+    parts.write_ns = elapsed_ns(finished, std::chrono::steady_clock::now());
     const unsigned status_class = std::min(http::to_int(s.res.status()) / 100, 5u);
     owner_.stats.responses_by_class[status_class].add();
-    route_metrics& route = owner_.route_stats.at(s.route);
-    route.by_class[status_class].add();
-    route.duration.record_ns(static_cast<std::uint64_t>(
-        std::max<std::int64_t>(0, (std::chrono::steady_clock::now() - s.dispatched_at).count())));
+    owner_.route_stats.at(s.route).record(status_class, parts, s.timing);
 
     begin_ += request_bytes_;
     if (begin_ == end_) {

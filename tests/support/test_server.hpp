@@ -19,11 +19,11 @@ inline io_backend test_io() {
 // Starts on construction (port 0, `threads` loops) and stops gracefully on destruction.
 class test_server {
 public:
-    explicit test_server(const app& routes, http::limits limits = {}, unsigned threads = 1) {
-        server_options options;
+    explicit test_server(const app& routes, http::limits limits = {}, unsigned threads = 1)
+        : test_server(routes, options_with(limits, threads)) {}
+    // With options of the test's own; the port (0) and the backend (test_io) are set here.
+    test_server(const app& routes, server_options options) {
         options.port = 0;
-        options.threads = threads;
-        options.limits = limits;
         options.io = test_io();
         server_ = std::make_unique<server>(routes, options);
         auto started = server_->start();
@@ -39,6 +39,13 @@ public:
     server& get() noexcept { return *server_; }
 
 private:
+    static server_options options_with(const http::limits& limits, unsigned threads) {
+        server_options options;
+        options.threads = threads;
+        options.limits = limits;
+        return options;
+    }
+
     std::unique_ptr<server> server_;
     bool ok_ = false;
 };
