@@ -4,10 +4,12 @@
 # Env: PAIRS (5) DURATION (5s) CONNECTIONS (64) APP (platform; avatar for the redirect, with PATHS=/)
 #      PATHS ("/plaintext /json") IO (auto), or OLD_IO and NEW_IO apart: the same binary on both backends.
 #      AB_REQUESTS (unset): ab -n AB_REQUESTS -c 10 without keep-alive instead of wrk (a connection per request).
+#      OLD_ARGS, NEW_ARGS (empty): more `serve` options for each side, e.g. the same binary with and without
+#      NEW_ARGS="--access-log /dev/null" to price an option.
 set -euo pipefail
 OLD=${1:?old binary} NEW=${2:?new binary}
 PAIRS=${PAIRS:-5} DURATION=${DURATION:-5s} CONNECTIONS=${CONNECTIONS:-64} PATHS=${PATHS:-"/plaintext /json"}
-APP=${APP:-platform} IO=${IO:-auto} AB_REQUESTS=${AB_REQUESTS:-}
+APP=${APP:-platform} IO=${IO:-auto} AB_REQUESTS=${AB_REQUESTS:-} OLD_ARGS=${OLD_ARGS:-} NEW_ARGS=${NEW_ARGS:-}
 OLD_IO=${OLD_IO:-$IO} NEW_IO=${NEW_IO:-$IO}
 for tool in wrk ab taskset awk sort python3; do
   command -v "$tool" >/dev/null || { echo "binary_ab: missing tool: $tool" >&2; exit 2; }
@@ -21,11 +23,12 @@ trap cleanup EXIT
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run BINARY PATH IO -> prints requests per server CPU-second
+# run BINARY PATH IO EXTRA_ARGS -> prints requests per server CPU-second
 run() {
-  local where=(--port "$PORT")
+  local where=(--port "$PORT") extra
   [[ $APP == avatar ]] && where=("$PORT") # positional: binaries before 2026-12-03 took no --port there
-  taskset -c 0 "$1" serve "$APP" "${where[@]}" --threads 1 --io "$3" >"$TMP/server.log" 2>&1 &
+  read -r -a extra <<<"$4"
+  taskset -c 0 "$1" serve "$APP" "${where[@]}" --threads 1 --io "$3" "${extra[@]}" >"$TMP/server.log" 2>&1 &
   PID=$!
   for _ in $(seq 50); do grep -q serving "$TMP/server.log" && break; sleep 0.05; done
   taskset -c 1 wrk -t1 -c"$CONNECTIONS" -d1s "http://127.0.0.1:$PORT$2" >/dev/null # warm-up
@@ -46,14 +49,14 @@ run() {
 
 median() { sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "binary_ab: $(date -u +%FT%TZ) APP=$APP PAIRS=$PAIRS ${AB_REQUESTS:+AB_REQUESTS=$AB_REQUESTS }DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$OLD_IO/$NEW_IO"
+echo "binary_ab: $(date -u +%FT%TZ) APP=$APP PAIRS=$PAIRS ${AB_REQUESTS:+AB_REQUESTS=$AB_REQUESTS }DURATION=$DURATION CONNECTIONS=$CONNECTIONS IO=$OLD_IO/$NEW_IO${OLD_ARGS:+ OLD_ARGS=$OLD_ARGS}${NEW_ARGS:+ NEW_ARGS=$NEW_ARGS}"
 for path in $PATHS; do
   : >"$TMP/ratios"
   for ((i = 1; i <= PAIRS; i++)); do
     if ((i % 2)); then
-      a=$(run "$OLD" "$path" "$OLD_IO"); b=$(run "$NEW" "$path" "$NEW_IO")
+      a=$(run "$OLD" "$path" "$OLD_IO" "$OLD_ARGS"); b=$(run "$NEW" "$path" "$NEW_IO" "$NEW_ARGS")
     else
-      b=$(run "$NEW" "$path" "$NEW_IO"); a=$(run "$OLD" "$path" "$OLD_IO")
+      b=$(run "$NEW" "$path" "$NEW_IO" "$NEW_ARGS"); a=$(run "$OLD" "$path" "$OLD_IO" "$OLD_ARGS")
     fi
     ratio=$(awk -v a="$a" -v b="$b" 'BEGIN { printf "%.3f", b / a }')
     echo "$ratio" >>"$TMP/ratios"

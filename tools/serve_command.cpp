@@ -8,7 +8,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -26,6 +31,7 @@ struct serve_flags {
     unsigned drain_timeout_ms = 30'000;
     unsigned stall_threshold_ms = 25;
     std::string io = "auto";
+    std::string access_log_format = "json";
 
     void add_to(CLI::App& cmd) {
         cmd.add_option("--address", options.address, "Address or host name to listen on")->capture_default_str();
@@ -62,6 +68,14 @@ struct serve_flags {
                        "and /metrics); 0: no watchdog")
             ->capture_default_str()
             ->check(not_negative());
+        cmd.add_option("--access-log", options.access_log,
+                       "Write one line per request to FILE (appended), or to standard output with -; written off "
+                       "the event loops, lines dropped and counted when the writer falls behind");
+        cmd.add_option("--access-log-format", access_log_format,
+                       "json (JSON lines with the time's parts) or common "
+                       "(the Common Log Format)")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"json", "common"}));
         cmd.add_flag("--server-timing", options.server_timing,
                      "Add a Server-Timing field to every response: where its time went (queue, app, downstream, "
                      "wait, total), shown by curl -v and browsers' developer tools");
@@ -76,12 +90,23 @@ struct serve_flags {
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
         options.stall_threshold = std::chrono::milliseconds{stall_threshold_ms};
         options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
+        options.access_log_format =
+            access_log_format == "common" ? hotpath::log_line_format::common : hotpath::log_line_format::json;
     }
 };
 
 // Serves `routes` until SIGINT/SIGTERM; prints where it listens, then a one-line summary.
 int serve(std::string_view name, const app& routes, serve_flags& flags) {
     flags.apply();
+    if (const auto& path = flags.options.access_log; !path.empty() && path != "-") {
+        // Told apart from a port that cannot be had: a path is the user's to fix.
+        const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+        if (fd < 0) {
+            fmt::print(stderr, "hotpath: cannot open the access log {}: {}\n", path, std::strerror(errno));
+            return 2;
+        }
+        ::close(fd);
+    }
     server srv(routes, flags.options);
     server::block_stop_signals();
     if (auto started = srv.start(); !started) {

@@ -22,6 +22,7 @@ public:
     std::uint64_t bytes_acknowledged() noexcept override;
     void shutdown_send() override;
     void close() override;
+    int native_handle() const noexcept override { return fd_; }
     peeked peek() noexcept override;
 
 private:

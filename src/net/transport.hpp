@@ -59,6 +59,8 @@ public:
     virtual void shutdown_send() = 0;
     // Closes the socket, cancelling what is in flight; on_transport_closed follows once nothing is. Idempotent.
     virtual void close() = 0;
+    // The socket (-1 once closed), for what only a system call tells (the peer's address).
+    virtual int native_handle() const noexcept = 0;
     // Looks at the socket now (peek_socket): whether the peer has ended the stream or sent bytes, even if the
     // loop has not delivered that yet. An end stays pending on the socket, so it is always seen; bytes a
     // receive already took from the socket but not yet delivered are not. After close(): end.

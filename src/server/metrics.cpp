@@ -3,6 +3,7 @@
 #include "server/metrics.hpp"
 
 #include "metrics/prometheus.hpp"
+#include "server/access_log.hpp"
 #include "server/app.hpp"
 #include "server/worker.hpp"
 
@@ -345,6 +346,12 @@ void write_metrics(request& req, response& res) {
     out.single("hotpath_http_received_bytes_total", "Request bytes received, framing included",
                metrics::metric_type::counter, received);
     out.single("hotpath_http_sent_bytes_total", "Response bytes written", metrics::metric_type::counter, sent);
+    if (here.log != nullptr) {
+        out.single("hotpath_access_log_lines_total", "Access log lines written", metrics::metric_type::counter,
+                   here.log->written());
+        out.single("hotpath_access_log_dropped_total", "Access log lines dropped: the writer fell behind",
+                   metrics::metric_type::counter, here.log->dropped());
+    }
     out.single("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
                metrics::metric_type::counter, pauses);
 

@@ -4,6 +4,7 @@
 #include "net/address.hpp"
 #include "net/uring.hpp"
 #include "net/watchdog.hpp"
+#include "server/access_log.hpp"
 #include "server/server_connection.hpp"
 #include "server/worker.hpp"
 
@@ -58,6 +59,7 @@ struct server::impl {
     const app& routes;
     server_options options;
     std::atomic<std::size_t> open_connections{0};
+    std::unique_ptr<access_log> log; // before the workers: outlives their connections
     std::vector<std::unique_ptr<worker>> workers;
     std::vector<std::thread> threads;
     std::uint16_t port = 0;
@@ -182,14 +184,27 @@ result<void> server::start() {
     s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
     s.latency_bounds_ns = metrics::latency_bounds_ns(s.options.latency_objectives);
+    if (!s.options.access_log.empty()) {
+        auto opened = access_log::open(s.options.access_log, s.options.access_log_format, s.routes, n,
+                                       s.options.access_log_records);
+        if (!opened) {
+            return opened.error();
+        }
+        s.log = std::move(*opened);
+    }
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
         w->route_stats.init(s.routes.route_keys().size(), s.latency_bounds_ns);
         w->stall_lengths = std::make_unique<metrics::duration_buckets>(s.latency_bounds_ns);
         w->all = &s.workers;
+        if (s.log) {
+            w->log = s.log.get();
+            w->log_ring = &s.log->ring(i);
+        }
         if (s.use_uring && w->loop.ring() == nullptr) {
             if (i > 0 || s.options.io == io_backend::uring) {
                 s.workers.clear();
+                s.log.reset();
                 return std::make_error_code(std::errc::function_not_supported);
             }
             s.use_uring = false;
@@ -202,6 +217,7 @@ result<void> server::start() {
                                      i == 0 ? net::port_share::claim : net::port_share::join);
         if (!l) {
             s.workers.clear();
+            s.log.reset();
             return l.error();
         }
         port = (*l)->port();
@@ -274,6 +290,9 @@ void server::wait() {
         }
     }
     impl_->watchdog.reset(); // the loops are gone: nothing left to watch
+    if (impl_->log) {
+        impl_->log->flush(); // every answered request's line is written when wait() returns
+    }
 }
 
 void server::block_stop_signals() noexcept {
@@ -325,6 +344,10 @@ server_stats server::stats() const noexcept {
         total.request_states_freed += s.request_states_freed.get();
     }
     total.timeouts = total.header_timeouts + total.body_timeouts + total.response_timeouts;
+    if (impl_->log) {
+        total.access_log_lines = impl_->log->written();
+        total.access_log_dropped = impl_->log->dropped();
+    }
     return total;
 }
 

@@ -19,6 +19,11 @@ namespace hotpath {
 // allows it, else the loop's epoll backend. `uring` fails start() when io_uring is unavailable.
 enum class io_backend : std::uint8_t { automatic, uring, epoll };
 
+enum class log_line_format : std::uint8_t {
+    json,   // JSON lines: time, remote, method, target, route, status, bytes, duration and its parts in ms
+    common, // the Common Log Format of Apache and nginx: host ident user [time] "request line" status bytes
+};
+
 struct server_options {
     // An IPv4 or IPv6 address ("127.0.0.1", "::1", "0.0.0.0", "::"), or a host name that start() resolves to its
     // first address ("localhost"); see net::resolve_listen_address.
@@ -38,6 +43,12 @@ struct server_options {
     // Adds a Server-Timing field to every response (W3C Server Timing): queue, app, downstream, wait and total
     // milliseconds of the request (see request_time_parts in server/metrics.hpp), for curl and browsers to show.
     bool server_timing = false;
+    // One line per request to this file (appended; "-": standard output), off when empty. Written by a thread of
+    // its own from a ring per loop of access_log_records lines; when it falls behind, lines are dropped and
+    // counted (hotpath_access_log_dropped_total), and no loop ever waits for it.
+    std::string access_log;
+    log_line_format access_log_format = log_line_format::json;
+    std::size_t access_log_records = 4096;
     // Where stall lines go; stderr when empty. Called on the watchdog's thread.
     std::function<void(const std::string& line)> log_line;
 };

@@ -1,10 +1,14 @@
 // The connection state machine: read, parse, route, run the handler, write, and the next request.
 #include "server/server_connection.hpp"
 
+#include "server/access_log.hpp"
 #include "server/app.hpp"
 #include "server/request_state.hpp"
 #include "server/server.hpp"
 #include "server/worker.hpp"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
 
 #include <fmt/format.h>
 
@@ -446,11 +450,15 @@ void server_connection::finish_request() {
     if (owner_.options.server_timing) {
         add_server_timing(s.res, parts, s.timing);
     }
+    const std::size_t out_before = s.out.size();
     s.res.serialize(s.out, owner_.loop.http_date(), field, s.head.method == http::method::head);
     parts.write_ns = elapsed_ns(finished, std::chrono::steady_clock::now());
     const unsigned status_class = std::min(http::to_int(s.res.status()) / 100, 5u);
     owner_.stats.responses_by_class[status_class].add();
     owner_.route_stats.at(s.route).record(status_class, parts, s.timing);
+    if (owner_.log_ring != nullptr) {
+        log_access(parts, s.out.size() - out_before);
+    }
 
     begin_ += request_bytes_;
     if (begin_ == end_) {
@@ -464,6 +472,43 @@ void server_connection::finish_request() {
     }
     phase_ = phase::head;
     timeout_ = timeout_kind::none; // armed by do_process once the responses are written
+}
+
+// The request's line for the access log, put in this loop's ring (dropped and counted when the ring is full).
+void server_connection::log_access(const request_time_parts& parts, std::size_t response_bytes) noexcept {
+    access_record* r = owner_.log_ring->reserve();
+    if (r == nullptr) {
+        return;
+    }
+    const request_state& s = *state_;
+    r->unix_ns =
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
+    r->route = s.route;
+    r->status = static_cast<std::uint16_t>(http::to_int(s.res.status()));
+    r->version_minor = s.head.version_minor;
+    r->calls = s.timing.calls;
+    r->response_bytes = response_bytes;
+    r->parts = parts;
+    r->method_length = static_cast<std::uint8_t>(std::min(s.head.method_token.size(), access_record::max_method_bytes));
+    std::memcpy(r->method, s.head.method_token.data(), r->method_length);
+    const std::size_t target = std::min(s.head.target.size(), access_record::max_target_bytes);
+    r->target_length = static_cast<std::uint16_t>(target);
+    r->target_cut = target < s.head.target.size();
+    std::memcpy(r->target, s.head.target.data(), target);
+    r->peer_family = 0;
+    sockaddr_storage peer{};
+    socklen_t length = sizeof(peer);
+    if (::getpeername(transport_->native_handle(), reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+        if (peer.ss_family == AF_INET) {
+            r->peer_family = AF_INET;
+            std::memcpy(r->peer_address, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+        } else if (peer.ss_family == AF_INET6) {
+            r->peer_family = AF_INET6;
+            std::memcpy(r->peer_address, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
+        }
+    }
+    owner_.log_ring->commit();
 }
 
 // Waiting for the client again, with every response written: the keep-alive timeout when nothing of the next

@@ -11,6 +11,8 @@
 
 namespace hotpath {
 
+struct request_time_parts;
+
 struct worker;
 struct request_state;
 
@@ -55,6 +57,7 @@ private:
     static void on_handler_done(void* self) noexcept;
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
+    void log_access(const request_time_parts& parts, std::size_t response_bytes) noexcept;
     void fail(http::status code, std::string_view detail);
     void answer_and_close(http::status code, std::string_view detail);
     bool response_too_slow(net::clock::time_point now) noexcept;

@@ -48,6 +48,8 @@ struct server_stats {
     std::uint64_t accept_pauses = 0;
     std::uint64_t request_states_made = 0;  // request states allocated by the loops' pools
     std::uint64_t request_states_freed = 0; // and freed (trimmed, or too grown to keep)
+    std::uint64_t access_log_lines = 0;     // with server_options.access_log: lines written
+    std::uint64_t access_log_dropped = 0;   // and dropped because the writer fell behind
 };
 
 } // namespace hotpath

@@ -15,6 +15,8 @@
 
 namespace hotpath {
 
+class access_log;
+class access_ring;
 class app;
 class server_connection;
 
@@ -37,7 +39,10 @@ struct worker {
     counter stalls;
     std::unique_ptr<metrics::duration_buckets> stall_lengths;
     const std::vector<std::unique_ptr<worker>>* all = nullptr; // every loop's worker, for a metrics scrape
-    std::atomic<std::size_t>& open_connections;                // across all workers, for limits.max_connections
+    // With server_options.access_log: the server's log, and this loop's ring in it.
+    const access_log* log = nullptr;
+    access_ring* log_ring = nullptr;
+    std::atomic<std::size_t>& open_connections; // across all workers, for limits.max_connections
     // What connections with a request in flight borrow (trimmed on the tick); an idle one holds none.
     request_state_pool states;
 

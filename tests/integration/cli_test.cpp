@@ -134,6 +134,8 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
              {"serve", "aggregator", "--timeout", "soon"},
              {"serve", "aggregator", "--calls", "0"},
              {"serve", "weather", "--delay", "x"},
+             {"serve", "platform", "--access-log", "/nonexistent-dir/access.log"},
+             {"serve", "platform", "--access-log", "-", "--access-log-format", "xml"},
          }) {
         child c(args);
         const std::string out = c.rest();
@@ -141,6 +143,26 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
         EXPECT_EQ(out.rfind("hotpath: ", 0), 0u) << out;
     }
+}
+
+// What operators look at first: the access log on standard output, Server-Timing, and the per-route report.
+TEST(cli_test, serve_logs_requests_and_says_where_their_time_went) {
+    child c({"serve", "platform", "--port", "0", "--threads", "1", "--access-log", "-", "--access-log-format", "common",
+             "--server-timing"});
+    const auto port = port_from(c.line());
+    ASSERT_NE(port, 0);
+    const std::string base = "http://127.0.0.1:" + std::to_string(port);
+    const std::string head = run_curl("-si " + base + "/plaintext");
+    EXPECT_NE(head.find("Server-Timing: queue;dur="), std::string::npos) << head;
+    const std::string report = run_curl(base + "/debug/routes");
+    EXPECT_NE(report.find(R"("route":"/plaintext")"), std::string::npos) << report;
+    const std::string logged = c.line(); // written within the writer's 50 ms
+    EXPECT_TRUE(
+        std::regex_search(logged, std::regex(R"(^127\.0\.0\.1 - - \[.*\] "GET /plaintext HTTP/1\.1" 200 \d+$)")))
+        << logged;
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
+    EXPECT_NE(c.rest().find(R"("GET /debug/routes HTTP/1.1" 200)"), std::string::npos);
 }
 
 // A second server on a port the first holds does not start and split the traffic with it (SO_REUSEPORT would
