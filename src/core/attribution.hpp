@@ -5,6 +5,7 @@
 #include "core/alloc_count.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 
@@ -39,12 +40,18 @@ struct time_attribution {
     // request was not waiting, from dispatch on. Counted at the edges of waits.
     alloc::counts allocated;
     alloc::counts allocated_at; // the thread's counts when the latest stretch of not waiting began
+    // Who runs now, for a stall watchdog: at each wait's end (the request's code runs next), `running` is set to
+    // the loop's turn number (`turns`: turns ended, so the running turn's number) in the high half and `route` in
+    // the low half. Set by the server after start(); null: not told.
+    std::atomic<std::uint64_t>* running = nullptr;
+    const std::atomic<std::uint64_t>* turns = nullptr;
+    std::uint32_t route = 0;
 
     static std::int64_t now_ns() noexcept {
         return std::chrono::duration_cast<std::chrono::nanoseconds>(clock::now().time_since_epoch()).count();
     }
 
-    // A new request, dispatched now: everything at zero, allocations counted from here.
+    // A new request, dispatched now: everything at zero (who runs included), allocations counted from here.
     void start() noexcept {
         *this = {};
         if (alloc::counting()) {
@@ -67,6 +74,9 @@ struct time_attribution {
     }
 
     void end_wait(wait_kind kind, std::int64_t started, std::int64_t now) noexcept {
+        if (running != nullptr) {
+            running->store(turns->load(std::memory_order_relaxed) << 32 | route, std::memory_order_relaxed);
+        }
         if (kind == wait_kind::downstream) {
             call_ns += static_cast<std::uint64_t>(now - started);
             if (--calls_in_flight == 0) {

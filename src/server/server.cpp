@@ -76,7 +76,11 @@ struct server::impl {
     void on_stall(unsigned index, std::chrono::nanoseconds length, bool ended) {
         worker& w = *workers[index];
         if (!ended) {
-            stalled_handler[index] = w.running_handler.load(std::memory_order_relaxed);
+            // Named only when set in the stalled turn: the handler whose code ran last in it.
+            const std::uint64_t running = w.running_handler.load(std::memory_order_relaxed);
+            const std::uint64_t turn = w.loop.stats().turns.load(std::memory_order_relaxed);
+            stalled_handler[index] =
+                (running >> 32) == (turn & 0xffff'ffff) ? static_cast<std::uint32_t>(running) : worker::no_handler;
             return;
         }
         w.stalls.add();
@@ -93,7 +97,8 @@ struct server::impl {
                            " ms in one turn, ";
         line += h < keys.size() ? "in the handler of " + keys[h].method + " " + keys[h].pattern +
                                       ": it blocked its thread or computed too long"
-                                : "outside a handler's first run (a completion, a timer, a resumed handler)";
+                                : "outside any handler (in the loop's own work, or a handler resumed by an "
+                                  "awaitable of its own)";
         if (options.log_line) {
             options.log_line(line);
         } else {

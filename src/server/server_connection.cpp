@@ -394,7 +394,10 @@ void server_connection::do_dispatch() {
     // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
     // task::error() (see finish_handler).
     std::exception_ptr error;
-    owner_.running_handler.store(match.handler, std::memory_order_relaxed);
+    owner_.running_handler.store(owner_.running_now(match.handler), std::memory_order_relaxed);
+    s.timing.running = &owner_.running_handler; // each end of its waits names it again
+    s.timing.turns = &owner_.loop.stats().turns;
+    s.timing.route = match.handler;
     try {
         if (h.sync) {
             h.sync(s.req, s.res);
@@ -402,7 +405,7 @@ void server_connection::do_dispatch() {
             handler_task_ = h.async(s.req, s.res);
             handler_task_.attribute_to(&s.timing); // its client calls and sleeps say when it waits
             if (!handler_task_.start(&server_connection::on_handler_done, this)) {
-                owner_.running_handler.store(worker::no_handler, std::memory_order_relaxed);
+                owner_.running_handler.store(owner_.running_now(worker::no_handler), std::memory_order_relaxed);
                 return; // suspended: on_handler_done resumes the connection
             }
             error = handler_task_.error();
@@ -410,7 +413,7 @@ void server_connection::do_dispatch() {
     } catch (...) {
         error = std::current_exception();
     }
-    owner_.running_handler.store(worker::no_handler, std::memory_order_relaxed);
+    owner_.running_handler.store(owner_.running_now(worker::no_handler), std::memory_order_relaxed);
     finish_handler(error);
 }
 

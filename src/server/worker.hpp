@@ -31,10 +31,16 @@ struct worker {
     std::unique_ptr<net::listener> listener;
     loop_stats stats;
     route_table_metrics route_stats; // per route of `routes`, then the unrouted
-    // The handler id whose handler the loop is running (from dispatch until it returns or first suspends), or
-    // no_handler: what the watchdog names when the loop stalls.
+    // What the watchdog names when the loop stalls: the handler id whose code ran last on the loop (from its
+    // dispatch until it returns or first suspends, then from each end of its waits: see time_attribution) in the
+    // low half, or no_handler; the number of the loop's turn when it was set (turn_stats::turns) in the high half,
+    // so that a value left from an earlier turn names nothing.
     static constexpr std::uint32_t no_handler = ~std::uint32_t{0};
-    std::atomic<std::uint32_t> running_handler{no_handler};
+    std::atomic<std::uint64_t> running_handler{no_handler};
+    // running_handler's value for `handler` in the loop's running turn.
+    std::uint64_t running_now(std::uint32_t handler) const noexcept {
+        return loop.stats().turns.load(std::memory_order_relaxed) << 32 | handler;
+    }
     // Written by the watchdog's thread only (see server.cpp): stalls seen and their lengths.
     counter stalls;
     std::unique_ptr<metrics::duration_buckets> stall_lengths;

@@ -167,6 +167,39 @@ TEST(metrics_test, a_blocking_handler_is_a_stall_named_in_one_line) {
     srv.wait();
 }
 
+// A handler that blocks after a wait (resumed by its timer, or by a client call's answer) is named too: each end
+// of its waits says whose code runs next.
+TEST(metrics_test, a_handler_blocking_after_a_wait_is_named) {
+    app routes = make_app();
+    routes.get("/later", [](request&, response& res) -> task<void> {
+        co_await net::sleep_for(5ms);
+        std::this_thread::sleep_for(150ms);
+        res.text("done");
+    });
+    std::mutex m;
+    std::vector<std::string> lines;
+    server_options o;
+    o.port = 0;
+    o.threads = 1;
+    o.io = test::test_io();
+    o.stall_threshold = 50ms;
+    o.log_line = [&](const std::string& line) {
+        const std::lock_guard lock(m);
+        lines.push_back(line);
+    };
+    server srv(routes, o);
+    ASSERT_TRUE(srv.start());
+    EXPECT_EQ(get(srv.port(), "/later"), "200 done");
+    std::this_thread::sleep_for(100ms);
+    {
+        const std::lock_guard lock(m);
+        ASSERT_EQ(lines.size(), 1u);
+        EXPECT_NE(lines[0].find("in the handler of GET /later"), std::string::npos) << lines[0];
+    }
+    srv.stop();
+    srv.wait();
+}
+
 // Prometheus's own checker (promtool, Debian's prometheus package) accepts the exposition.
 TEST(metrics_test, promtool_accepts_the_exposition) {
     if (std::system("command -v promtool >/dev/null 2>&1") != 0) {
