@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <new>
 #include <utility>
 
 namespace hotpath {
@@ -499,17 +500,24 @@ void server_connection::log_access(const request_time_parts& parts, std::size_t 
     r->target_length = static_cast<std::uint16_t>(target);
     r->target_cut = target < s.head.target.size();
     std::memcpy(r->target, s.head.target.data(), target);
-    r->peer_family = 0;
-    sockaddr_storage peer{};
-    socklen_t length = sizeof(peer);
-    if (::getpeername(transport_->native_handle(), reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
-        if (peer.ss_family == AF_INET) {
-            r->peer_family = AF_INET;
-            std::memcpy(r->peer_address, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
-        } else if (peer.ss_family == AF_INET6) {
-            r->peer_family = AF_INET6;
-            std::memcpy(r->peer_address, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
+    if (peer_ == nullptr) {
+        peer_.reset(new (std::nothrow) peer_address());
+        sockaddr_storage peer{};
+        socklen_t length = sizeof(peer);
+        if (peer_ != nullptr &&
+            ::getpeername(transport_->native_handle(), reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
+            if (peer.ss_family == AF_INET) {
+                peer_->family = AF_INET;
+                std::memcpy(peer_->bytes, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
+            } else if (peer.ss_family == AF_INET6) {
+                peer_->family = AF_INET6;
+                std::memcpy(peer_->bytes, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
+            }
         }
+    }
+    r->peer_family = peer_ != nullptr ? peer_->family : 0;
+    if (peer_ != nullptr) {
+        std::memcpy(r->peer_address, peer_->bytes, sizeof(r->peer_address));
     }
     owner_.log_ring->commit();
 }
