@@ -2,6 +2,7 @@
 // the only writer of its own; a scrape reads them with relaxed loads, no lock), then the process's own.
 #include "server/metrics.hpp"
 
+#include "core/build_info.hpp"
 #include "metrics/prometheus.hpp"
 #include "server/access_log.hpp"
 #include "server/app.hpp"
@@ -398,8 +399,9 @@ void write_metrics(request& req, response& res) {
     out.single("process_resident_memory_bytes", "Resident memory of the process", metrics::metric_type::gauge,
                p.resident_bytes);
     out.single("process_open_fds", "Open file descriptors of the process", metrics::metric_type::gauge, p.open_fds);
-    out.family("hotpath_build_info", "The hotpath version serving", metrics::metric_type::gauge);
-    out.sample("hotpath_build_info", {{"version", HOTPATH_VERSION}}, std::uint64_t{1});
+    out.family("hotpath_build_info", "The hotpath version serving, and the git commit it was built from",
+               metrics::metric_type::gauge);
+    out.sample("hotpath_build_info", {{"version", build_version()}, {"commit", build_commit()}}, std::uint64_t{1});
 
     res.content_type("text/plain; version=0.0.4; charset=utf-8");
 }

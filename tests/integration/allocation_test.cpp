@@ -1,5 +1,6 @@
-// Steady-state requests allocate nothing on the server's loop thread: counted by replacing operator new.
-#include "net/loop.hpp"
+// Steady-state requests allocate nothing on the server's loop thread, and a handler that allocates is counted
+// exactly: read from the counting allocator (core/alloc_count.hpp, linked into this test).
+#include "core/alloc_count.hpp"
 #include "net/sleep.hpp"
 #include "server/json.hpp"
 #include "server/server.hpp"
@@ -8,45 +9,9 @@
 
 #include <gtest/gtest.h>
 
-#include <atomic>
-#include <cstdlib>
+#include <charconv>
 #include <memory>
-#include <new>
-
-namespace {
-
-std::atomic<std::uint64_t> loop_allocations{0};
-
-void* counted(std::size_t n) {
-    if (hotpath::net::loop::current() != nullptr) {
-        loop_allocations.fetch_add(1, std::memory_order_relaxed);
-    }
-    if (void* p = std::malloc(n == 0 ? 1 : n)) {
-        return p;
-    }
-    throw std::bad_alloc();
-}
-
-} // namespace
-
-void* operator new(std::size_t n) {
-    return counted(n);
-}
-void* operator new[](std::size_t n) {
-    return counted(n);
-}
-void operator delete(void* p) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p) noexcept {
-    std::free(p);
-}
-void operator delete(void* p, std::size_t) noexcept {
-    std::free(p);
-}
-void operator delete[](void* p, std::size_t) noexcept {
-    std::free(p);
-}
+#include <string>
 
 namespace hotpath {
 namespace {
@@ -64,19 +29,46 @@ app make_app() {
     a.get("/users/{id}", [](request& req, response& res) { res.text(req.param("id")); });
     a.post("/echo", [](request& req, response& res) { res.body(req.body(), "application/octet-stream"); });
     a.get("/allocates", [](request&, response& res) {
-        auto s = std::make_unique<std::string>(100, 'x'); // one heap allocation per request
+        auto s = std::make_unique<std::string>(100, 'x'); // two allocations: the string, its 101-byte buffer
         res.text(*s);
     });
     a.get("/sleep", [](request&, response& res) -> task<void> {
         co_await net::sleep_for(1ms);
         res.text("slept");
     });
+    // The loop thread's allocations and bytes so far, "<allocations> <bytes>": the counters are per thread, so the
+    // loop's own are read on the loop, by a handler. Once the response's buffer has held one, it allocates nothing.
+    a.get("/allocations", [](request&, response& res) {
+        const alloc::counts now = alloc::this_thread();
+        char text[48];
+        char* end = std::to_chars(text, text + 20, now.allocations).ptr;
+        *end++ = ' ';
+        end = std::to_chars(end, text + sizeof(text), now.bytes).ptr;
+        res.text({text, static_cast<std::size_t>(end - text)});
+    });
     return a;
 }
 
+// The loop thread's counts, read by a request on `c`.
+alloc::counts loop_counts(test::raw_client& c) {
+    EXPECT_TRUE(c.send("GET /allocations HTTP/1.1\r\nHost: t\r\n\r\n"));
+    const auto reply = c.read_reply();
+    alloc::counts counts;
+    if (!reply) {
+        ADD_FAILURE() << "no reply to /allocations";
+        return counts;
+    }
+    const char* p = reply->body.data();
+    const char* end = p + reply->body.size();
+    p = std::from_chars(p, end, counts.allocations).ptr;
+    std::from_chars(p + 1, end, counts.bytes);
+    return counts;
+}
+
 // Sends `rounds` batches of the same pipelined requests on one connection and returns the loop thread's
-// allocations during the measured rounds (after `warmup` rounds have sized every buffer).
-std::uint64_t allocations_for(std::uint16_t port, const std::string& batch, int expected, int rounds) {
+// allocations during the measured rounds (after 50 rounds have sized every buffer). The test server runs
+// one loop, so every request runs on the thread whose counts are read.
+alloc::counts allocations_for(std::uint16_t port, const std::string& batch, int expected, int rounds) {
     test::raw_client c(port);
     auto round = [&] {
         EXPECT_TRUE(c.send(batch));
@@ -84,38 +76,56 @@ std::uint64_t allocations_for(std::uint16_t port, const std::string& batch, int 
             EXPECT_TRUE(c.read_reply());
         }
     };
+    loop_counts(c); // the first reading may size buffers; the next ones count from here
     for (int i = 0; i < 50; ++i) {
         round();
     }
-    const auto before = loop_allocations.load();
+    // Counts what happens on the loop after the first reading's handler, up to the second's: the measured rounds,
+    // and the first reading's response and the second's request, which allocate nothing once warm either.
+    const alloc::counts before = loop_counts(c);
     for (int i = 0; i < rounds; ++i) {
         round();
     }
-    return loop_allocations.load() - before;
+    return loop_counts(c) - before;
 }
 
 TEST(allocation_test, steady_state_requests_allocate_nothing) {
+    ASSERT_TRUE(alloc::counting()) << "the counting allocator is not linked into this test";
     const app routes = make_app();
     test::test_server srv(routes);
     ASSERT_TRUE(srv.ok());
     const std::string get = "GET /plaintext HTTP/1.1\r\nHost: t\r\nUser-Agent: test\r\n\r\n";
-    EXPECT_EQ(allocations_for(srv.port(), get, 1, 500), 0u) << "plaintext";
+    EXPECT_EQ(allocations_for(srv.port(), get, 1, 500).allocations, 0u) << "plaintext";
     std::string pipelined;
     for (int i = 0; i < 16; ++i) {
         pipelined += get;
     }
-    EXPECT_EQ(allocations_for(srv.port(), pipelined, 16, 100), 0u) << "pipelined plaintext";
-    EXPECT_EQ(allocations_for(srv.port(), "GET /json HTTP/1.1\r\nHost: t\r\n\r\n", 1, 500), 0u) << "json";
-    EXPECT_EQ(allocations_for(srv.port(), "GET /users/12345 HTTP/1.1\r\nHost: t\r\n\r\n", 1, 500), 0u) << "params";
+    EXPECT_EQ(allocations_for(srv.port(), pipelined, 16, 100).allocations, 0u) << "pipelined plaintext";
+    EXPECT_EQ(allocations_for(srv.port(), "GET /json HTTP/1.1\r\nHost: t\r\n\r\n", 1, 500).allocations, 0u) << "json";
+    EXPECT_EQ(allocations_for(srv.port(), "GET /users/12345 HTTP/1.1\r\nHost: t\r\n\r\n", 1, 500).allocations, 0u)
+        << "params";
     EXPECT_EQ(allocations_for(srv.port(),
                               "POST /echo HTTP/1.1\r\nHost: t\r\nTransfer-Encoding: chunked\r\n\r\n"
                               "5\r\nhello\r\n0\r\n\r\n",
-                              1, 500),
+                              1, 500)
+                  .allocations,
               0u)
         << "chunked echo";
-    EXPECT_EQ(allocations_for(srv.port(), "GET /sleep HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200), 0u)
+    EXPECT_EQ(allocations_for(srv.port(), "GET /sleep HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200).allocations, 0u)
         << "coroutine handler with a timer";
-    EXPECT_EQ(allocations_for(srv.port(), "GET /missing HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200), 0u) << "404";
+    EXPECT_EQ(allocations_for(srv.port(), "GET /missing HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200).allocations, 0u) << "404";
+}
+
+// A handler that allocates twice per request (the std::string object, then its 101-byte buffer) is counted
+// exactly that: nothing else on the request's path allocates.
+TEST(allocation_test, a_handler_that_allocates_is_counted_exactly) {
+    const app routes = make_app();
+    test::test_server srv(routes);
+    ASSERT_TRUE(srv.ok());
+    constexpr int rounds = 100;
+    const alloc::counts n = allocations_for(srv.port(), "GET /allocates HTTP/1.1\r\nHost: t\r\n\r\n", 1, rounds);
+    EXPECT_EQ(n.allocations, 2u * rounds);
+    EXPECT_EQ(n.bytes, (sizeof(std::string) + 101) * rounds);
 }
 
 } // namespace

@@ -36,8 +36,10 @@ namespace {
 using namespace std::chrono_literals;
 
 using test::child;
+using test::free_port;
 using test::port_from;
 using test::run_curl;
+using test::wait_listening;
 
 // What the two must agree on: the status, the media type (no parameters), Location and Allow, the body.
 struct reply {
@@ -73,42 +75,6 @@ reply fetch(std::uint16_t port, const std::string& method, const std::string& ta
     r.location = parts[2];
     r.allow = parts[3];
     return r;
-}
-
-// A port nothing listens on right now (the kernel's pick, released): the originals take theirs on the command
-// line, and print nothing to read one from.
-std::uint16_t free_port() {
-    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof a;
-    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
-        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
-        ::close(fd);
-        return 0;
-    }
-    ::close(fd);
-    return ntohs(a.sin_port);
-}
-
-// True once a TCP connect to the port succeeds (how an original says it has started), within `timeout`.
-bool wait_listening(std::uint16_t port, std::chrono::milliseconds timeout) {
-    const auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-        ::close(fd);
-        if (up) {
-            return true;
-        }
-        std::this_thread::sleep_for(20ms);
-    }
-    return false;
 }
 
 // A running server on 127.0.0.1: hotpath's service or a .NET original.

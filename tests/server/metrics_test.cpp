@@ -1,5 +1,6 @@
 // app.metrics(): per-route counts and durations recorded by every loop and summed at the scrape, the connection
 // and process figures, and an exposition Prometheus's own checker accepts.
+#include "core/build_info.hpp"
 #include "net/sleep.hpp"
 #include "server/server.hpp"
 #include "support/raw_client.hpp"
@@ -9,6 +10,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <regex>
@@ -198,6 +200,51 @@ TEST(metrics_test, a_handler_blocking_after_a_wait_is_named) {
     }
     srv.stop();
     srv.wait();
+}
+
+// The output of `command`, without its last newline; "" when it fails.
+std::string output_of(const std::string& command) {
+    std::string out;
+    std::FILE* p = ::popen(command.c_str(), "r");
+    if (p == nullptr) {
+        return out;
+    }
+    char buf[512];
+    while (std::fgets(buf, sizeof(buf), p) != nullptr) {
+        out += buf;
+    }
+    if (::pclose(p) != 0) {
+        return {};
+    }
+    if (!out.empty() && out.back() == '\n') {
+        out.pop_back();
+    }
+    return out;
+}
+
+// hotpath_build_info names the version and the commit built, the source tree's HEAD when it is a git checkout.
+TEST(metrics_test, build_info_names_the_version_and_the_commit) {
+    const app routes = make_app();
+    test_server srv(routes);
+    const std::string text = get(srv.port(), "/metrics");
+    std::smatch m;
+    static const std::regex re(R"re(\nhotpath_build_info\{version="([^"]*)",commit="([^"]*)"\} 1\n)re");
+    ASSERT_TRUE(std::regex_search(text, m, re)) << text;
+    EXPECT_EQ(m[1].str(), build_version());
+    EXPECT_FALSE(m[1].str().empty());
+    const std::string commit = m[2].str();
+    EXPECT_EQ(commit, build_commit());
+    EXPECT_FALSE(commit.empty());
+    // As cmake/git-commit.cmake decides: a git checkout whose top is the source tree, else "unknown".
+    const std::string source = HOTPATH_SOURCE_DIR;
+    const std::string top = output_of("git -C '" + source + "' rev-parse --show-toplevel 2>/dev/null");
+    std::error_code ec;
+    if (top.empty() || !std::filesystem::equivalent(top, source, ec)) {
+        EXPECT_EQ(commit, "unknown") << source << " is not a git checkout";
+        return;
+    }
+    const std::string head = output_of("git -C '" + source + "' rev-parse --short=12 HEAD");
+    EXPECT_EQ(commit, head) << "the commit is taken when CMake configures, which a build after a commit does";
 }
 
 // Prometheus's own checker (promtool, Debian's prometheus package) accepts the exposition.

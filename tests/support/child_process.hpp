@@ -1,16 +1,20 @@
 // The `hotpath` binary (or another program) as a child process for integration tests: its output, its exit, its
-// CPU time; curl.
+// CPU time; free ports for the programs that take theirs on the command line; curl.
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <netinet/in.h>
 #include <regex>
 #include <string>
+#include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
@@ -33,8 +37,15 @@ public:
         if (::pipe(out) != 0) {
             return;
         }
+        const pid_t parent = ::getpid();
         pid_ = ::fork();
         if (pid_ == 0) {
+            // Killed with the test, should it crash or be killed itself: a server left running holds its port
+            // and its memory after the run (a Prometheus server, hundreds of MB).
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) {
+                ::_exit(127);
+            }
             ::dup2(out[1], STDOUT_FILENO);
             ::dup2(out[1], STDERR_FILENO);
             ::close(out[0]);
@@ -139,6 +150,42 @@ inline std::uint16_t port_from(const std::string& announcement) {
         return 0;
     }
     return static_cast<std::uint16_t>(std::stoi(m[1]));
+}
+
+// A port nothing listens on right now (the kernel's pick, released), for a program that takes its port on the
+// command line and prints nothing to read one from.
+inline std::uint16_t free_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0) {
+        ::close(fd);
+        return 0;
+    }
+    ::close(fd);
+    return ntohs(a.sin_port);
+}
+
+// True once a TCP connect to the port succeeds (how such a program says it has started), within `timeout`.
+inline bool wait_listening(std::uint16_t port, std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+        const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_port = htons(port);
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        const bool up = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+        ::close(fd);
+        if (up) {
+            return true;
+        }
+        std::this_thread::sleep_for(20ms);
+    }
+    return false;
 }
 
 inline std::string run_curl(const std::string& args) {
