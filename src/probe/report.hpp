@@ -5,6 +5,7 @@
 #include "probe/probe.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <string_view>
