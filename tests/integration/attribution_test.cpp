@@ -1,6 +1,8 @@
 // Where a request's time goes, seen from outside: the Server-Timing field and GET /debug/routes of real services on
 // loopback (case 1's aggregator and its weather service, and handlers that sleep, spin or get queued).
 #include "apps/apps.hpp"
+#include "core/alloc_count.hpp"
+#include "http/server_timing.hpp"
 #include "net/sleep.hpp"
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
@@ -10,15 +12,17 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace hotpath {
 namespace {
 
 using namespace std::chrono_literals;
 
-// A Server-Timing field (W3C Server Timing: `name;dur=ms;desc="text", ...`; commas may sit inside quotes).
+// A Server-Timing field (W3C Server Timing: `name;dur=ms;desc="text", ...`) by metric name.
 struct server_timing {
     std::map<std::string, double> dur;
     std::map<std::string, std::string> desc;
@@ -31,40 +35,16 @@ struct server_timing {
     }
 };
 
+// Read with the parser `hotpath probe` uses (http/server_timing.hpp).
 server_timing parse_server_timing(const std::string& text) {
+    std::vector<http::server_timing_metric> metrics;
+    const auto parsed = http::parse_server_timing(text, metrics);
+    EXPECT_EQ(parsed.rejected, 0u) << text;
     server_timing t;
-    std::string metric;
-    std::string current;
-    std::vector<std::string> metrics;
-    bool quoted = false;
-    for (const char c : text) {
-        if (c == '"') {
-            quoted = !quoted;
-        }
-        if (c == ',' && !quoted) {
-            metrics.push_back(current);
-            current.clear();
-        } else {
-            current += c;
-        }
-    }
-    metrics.push_back(current);
-    for (std::string m : metrics) {
-        while (!m.empty() && m.front() == ' ') {
-            m.erase(0, 1);
-        }
-        const auto semi = m.find(';');
-        const std::string name = m.substr(0, semi);
-        std::string rest = semi == std::string::npos ? "" : m.substr(semi + 1);
-        while (!rest.empty()) {
-            const auto next = rest.find(';', rest.starts_with("desc=\"") ? rest.find('"', 6) : 0);
-            const std::string param = rest.substr(0, next);
-            rest = next == std::string::npos ? "" : rest.substr(next + 1);
-            if (param.starts_with("dur=")) {
-                t.dur[name] = std::stod(param.substr(4));
-            } else if (param.starts_with("desc=\"")) {
-                t.desc[name] = param.substr(6, param.size() - 7);
-            }
+    for (const auto& m : metrics) {
+        t.dur[std::string(m.name)] = m.duration ? m.duration->count() : -1.0;
+        if (!m.raw_description.empty()) {
+            t.desc[std::string(m.name)] = m.description();
         }
     }
     return t;
@@ -275,6 +255,44 @@ TEST(attribution_test, a_request_abandoned_mid_call_leaves_the_figures_whole) {
     const auto t = parse_server_timing(r->field("server-timing"));
     EXPECT_EQ(t.desc.at("downstream"), "5 calls, at most 1 at once");
     EXPECT_NEAR(t.sum_of_parts(), t.dur.at("total"), 0.01);
+}
+
+// With the allocation counter linked in (as in this test): a handler's own allocations, exactly, per request.
+TEST(attribution_test, allocations_per_request_are_counted_exactly) {
+    if (!alloc::counting()) {
+        GTEST_SKIP() << "the allocation counter is not linked in (a sanitizer build)";
+    }
+    app routes;
+    routes.get("/three", [](request&, response& res) {
+        for (int i = 0; i < 3; ++i) {
+            const auto kept = std::make_unique<int>(i); // one allocation each, kept from the optimiser:
+            asm volatile("" : : "g"(kept.get()) : "memory");
+        }
+        res.text("three");
+    });
+    routes.metrics("/metrics");
+    test::test_server srv(routes);
+    test::raw_client c(srv.port());
+    const auto call = [&](const std::string& target) {
+        EXPECT_TRUE(c.send("GET " + target + " HTTP/1.1\r\nHost: t\r\n\r\n"));
+        const auto r = c.read_reply(5s);
+        EXPECT_TRUE(r && r->status == 200);
+        return r ? r->body : std::string();
+    };
+    const auto allocations = [&] {
+        const std::string text = call("/metrics");
+        const std::string series = R"(hotpath_http_request_allocations_total{method="GET",route="/three"} )";
+        const auto at = text.find(series);
+        return at == std::string::npos ? -1.0 : std::stod(text.substr(at + series.size()));
+    };
+    for (int i = 0; i < 10; ++i) {
+        call("/three"); // warm: the response's buffers reach their size, the route's sketch is made
+    }
+    const double before = allocations();
+    for (int i = 0; i < 100; ++i) {
+        call("/three");
+    }
+    EXPECT_EQ(allocations() - before, 300.0);
 }
 
 } // namespace
