@@ -81,6 +81,10 @@ struct server::impl {
             const std::uint64_t turn = w.loop.stats().turns.load(std::memory_order_relaxed);
             stalled_handler[index] =
                 (running >> 32) == (turn & 0xffff'ffff) ? static_cast<std::uint32_t>(running) : worker::no_handler;
+            // Where the thread is, for the line, if one will be written for this stall.
+            if (options.stall_backtraces && net::clock::now() - last_stall_line[index] >= std::chrono::seconds{1}) {
+                w.sampler.request();
+            }
             return;
         }
         w.stalls.add();
@@ -99,6 +103,12 @@ struct server::impl {
                                       ": it blocked its thread or computed too long"
                                 : "outside any handler (in the loop's own work, or a handler resumed by an "
                                   "awaitable of its own)";
+        if (options.stall_backtraces) {
+            const std::string frames = w.sampler.frames();
+            if (!frames.empty()) {
+                line += "; stack (addr2line -Cfpe " + net::stack_sampler::program_path() + "): " + frames;
+            }
+        }
         if (options.log_line) {
             options.log_line(line);
         } else {
@@ -238,7 +248,15 @@ result<void> server::start() {
         worker* wp = w.get();
         wp->listener->start([&s, wp](int fd) { s.on_accept(*wp, fd); });
         wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
-        s.threads.emplace_back([wp] { wp->loop.run(); });
+        s.threads.emplace_back([wp, sample = s.options.stall_backtraces && s.options.stall_threshold.count() > 0] {
+            if (sample) {
+                wp->sampler.attach_this_thread();
+            }
+            wp->loop.run();
+            if (sample) {
+                wp->sampler.detach_this_thread();
+            }
+        });
     }
     if (s.options.stall_threshold.count() > 0) {
         std::vector<const net::loop*> loops;

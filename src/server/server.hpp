@@ -40,6 +40,9 @@ struct server_options {
     // with a histogram of their lengths in the metrics, and told in one line per loop per second at most, naming
     // the route whose handler was running. 25 ms, seastar's figure; 0 turns the watchdog off.
     std::chrono::milliseconds stall_threshold{25};
+    // A stall line also tells where the loop's thread was, as program offsets (see net/stack_sampler.hpp: the
+    // watchdog signals the thread once for each stall it reports).
+    bool stall_backtraces = true;
     // Adds a Server-Timing field to every response (W3C Server Timing): queue, app, downstream, wait and total
     // milliseconds of the request (see request_time_parts in server/metrics.hpp), for curl and browsers to show.
     bool server_timing = false;

@@ -3,6 +3,7 @@
 
 #include "net/listener.hpp"
 #include "net/loop.hpp"
+#include "net/stack_sampler.hpp"
 #include "net/timer.hpp"
 #include "server/metrics.hpp"
 #include "server/request_state.hpp"
@@ -43,6 +44,7 @@ struct worker {
     }
     // Written by the watchdog's thread only (see server.cpp): stalls seen and their lengths.
     counter stalls;
+    net::stack_sampler sampler; // the loop's thread, for a stall line's backtrace
     std::unique_ptr<metrics::duration_buckets> stall_lengths;
     const std::vector<std::unique_ptr<worker>>* all = nullptr; // every loop's worker, for a metrics scrape
     // With server_options.access_log: the server's log, and this loop's ring in it.

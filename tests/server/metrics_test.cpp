@@ -14,6 +14,7 @@
 #include <fstream>
 #include <mutex>
 #include <regex>
+#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -164,6 +165,30 @@ TEST(metrics_test, a_blocking_handler_is_a_stall_named_in_one_line) {
         ASSERT_EQ(lines.size(), 1u);
         EXPECT_NE(lines[0].find("loop 0 stalled"), std::string::npos) << lines[0];
         EXPECT_NE(lines[0].find("GET /block"), std::string::npos) << lines[0];
+        // Where the thread was: program offsets that addr2line names, the blocking call among them.
+        const auto stack = lines[0].find("; stack (addr2line -Cfpe ");
+        ASSERT_NE(stack, std::string::npos) << lines[0];
+        const auto frames = lines[0].substr(lines[0].find("): ", stack) + 3);
+        EXPECT_TRUE(std::regex_match(frames, std::regex(R"(\S+( \S+)*)"))) << frames;
+        std::string ours; // the frames in this program, which addr2line names from its symbol table
+        std::istringstream words(frames);
+        for (std::string f; words >> f;) {
+            if (f.starts_with("0x")) {
+                ours += " " + f;
+            }
+        }
+        const std::string program = lines[0].substr(stack + 25, lines[0].find("): ", stack) - stack - 25);
+        if (std::system("command -v addr2line >/dev/null 2>&1") == 0) {
+            std::string named;
+            if (std::FILE* p = ::popen(("addr2line -Cfpe '" + program + "'" + ours).c_str(), "r")) {
+                char buf[4096];
+                while (std::fgets(buf, sizeof(buf), p) != nullptr) {
+                    named += buf;
+                }
+                ::pclose(p);
+            }
+            EXPECT_NE(named.find("a_blocking_handler_is_a_stall"), std::string::npos) << named;
+        }
     }
     srv.stop();
     srv.wait();
