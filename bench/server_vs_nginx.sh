@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End-to-end benchmark: hotpath vs nginx (one worker each, pinned to CPU 0; load on CPU 1).
 # Env: DURATION (10s) RUNS (3) CONNECTIONS (64) HOTPATH (build/release/hotpath) IO (auto; uring or epoll: hotpath's
-#      backend) OUT (append Markdown).
+#      backend) OUT (append Markdown) ACCESS_LOG (0; 1: both log every request to a file, nginx as
+#      `access_log FILE combined buffer=64k flush=1s`, hotpath as `--access-log FILE --access-log-format common`).
 # Example: DURATION=2s RUNS=1 bash bench/server_vs_nginx.sh
 set -euo pipefail
 
@@ -9,7 +10,8 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
 HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx} IO=${IO:-auto}
-CMDLINE="DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS IO=$IO $0${*:+ $*}"
+ACCESS_LOG=${ACCESS_LOG:-0}
+CMDLINE="DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS IO=$IO ACCESS_LOG=$ACCESS_LOG $0${*:+ $*}"
 for tool in wrk ab curl taskset getconf awk sed sort timeout; do
   command -v "$tool" >/dev/null || { echo "server_vs_nginx: missing tool: $tool" >&2; exit 2; }
 done
@@ -54,11 +56,15 @@ fi
 # --- helpers: nginx config, server start, /proc readings ------------------------------------
 nginx_conf() {  # nginx_conf DIR PORT -> prints the config path
   mkdir -p "$1"
-  sed -e "s|@PREFIX@|$1|g" -e "s|@PORT@|$2|g" "$ROOT/bench/nginx.conf.in" >"$1/nginx.conf"
+  local log=off
+  [[ $ACCESS_LOG == 1 ]] && log="$1/access.log combined buffer=64k flush=1s"
+  sed -e "s|access_log off;|access_log $log;|" -e "s|@PREFIX@|$1|g" -e "s|@PORT@|$2|g" "$ROOT/bench/nginx.conf.in" \
+    >"$1/nginx.conf"
   echo "$1/nginx.conf"
 }
-hp_cmd() { echo "$HOTPATH serve platform --port $1 --threads 1 --drain-timeout 2000 --io $IO"; }
-av_cmd() { echo "$HOTPATH serve avatar $1 0 --threads 1 --drain-timeout 2000 --io $IO"; }
+hp_log() { [[ $ACCESS_LOG == 1 ]] && echo "--access-log $TMP/hp$1.access.log --access-log-format common"; }
+hp_cmd() { echo "$HOTPATH serve platform --port $1 --threads 1 --drain-timeout 2000 --io $IO $(hp_log "$1")"; }
+av_cmd() { echo "$HOTPATH serve avatar $1 0 --threads 1 --drain-timeout 2000 --io $IO $(hp_log "$1")"; }
 ng_cmd() { echo "$NGINX -p $TMP/ng$1 -e $TMP/ng$1/error.log -c $(nginx_conf "$TMP/ng$1" "$1")"; }
 start() {  # start NAME CMD... : pinned to CPU 0; sets LAST_PID
   taskset -c 0 "${@:2}" >"$TMP/$1.log" 2>&1 &
