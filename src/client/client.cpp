@@ -57,27 +57,6 @@ const client_options& client::options() const noexcept {
     return shared_->options;
 }
 
-client_stats client::stats() const noexcept {
-    client_stats s;
-    std::lock_guard lock(shared_->mutex);
-    for (const auto& c : shared_->counters) {
-        s.requests += c.requests.get();
-        s.failures += c.failures.get();
-        s.connections_opened += c.connections_opened.get();
-        s.connect_failures += c.connect_failures.get();
-        s.reused += c.reused.get();
-        s.retries += c.retries.get();
-        s.not_retried += c.not_retried.get();
-        s.closed_idle += c.closed_idle.get();
-        s.closed_lifetime += c.closed_lifetime.get();
-        s.closed_by_peer += c.closed_by_peer.get();
-        s.timeouts += c.timeouts.get();
-        s.cancelled += c.cancelled.get();
-        s.waited_for_connection += c.waited_for_connection.get();
-    }
-    return s;
-}
-
 task<result<client_response>> client::get(std::string url, call_options options) {
     client_request r;
     r.url = std::move(url);
@@ -114,13 +93,14 @@ task<result<client_response>> client::send(client_request request, call_options 
         }
     }
     loop_pools& pools = loop_pools::of(shared_, *loop);
-    loop_counters& counters = pools.counters;
     host_pool& pool = pools.pool_for(target->host, target->port, target->host_field);
+    downstream_metrics& counters = pool.metrics();
     const client_options& o = pools.options;
 
     call_state c(pools);
     c.pool = &pool;
     const auto start = net::clock::now();
+    call_meter meter(pool, options.route, start); // in flight until it ends: then its outcome and duration
     auto deadline = start + (options.timeout.count() > 0 ? options.timeout : o.request_timeout);
     if (options.deadline != net::clock::time_point{}) {
         deadline = std::min(deadline, options.deadline);
@@ -133,8 +113,8 @@ task<result<client_response>> client::send(client_request request, call_options 
         request.method,     target->target,
         target->host_field, &request.headers,
         request.body,       request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
-    const auto fail = [&counters](std::error_code e) {
-        counters.failures.add();
+    const auto fail = [&meter](std::error_code e) {
+        meter.failed(e);
         return e;
     };
     const bool replayable = idempotent(request);
@@ -212,7 +192,7 @@ task<result<client_response>> client::send(client_request request, call_options 
         c.conn = nullptr;
         if (!c.error) {
             pool.release(*conn, net::clock::now());
-            counters.requests.add();
+            meter.responded(response.status());
             co_return response;
         }
         // A pooled connection that failed before any byte of the response: most likely the peer closed it as

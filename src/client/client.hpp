@@ -20,6 +20,9 @@ namespace hotpath {
 namespace client_detail {
 struct shared_state;
 }
+namespace metrics {
+class source;
+}
 
 // Defaults follow .NET's SocketsHttpHandler and HttpClient where they have one.
 struct client_options {
@@ -37,6 +40,15 @@ struct client_options {
     http::limits limits;
 };
 
+// A name for a kind of call in the client's metrics, made once by client::route (at set-up, not per call): the
+// route template of the downstream it calls, e.g. "/weatherForecast", never the raw path, so that the series stay
+// few. The default, id 0, names the unnamed calls (route="").
+struct client_route {
+    // Names a client registers at most; client::route gives every later name one shared id, "(other)".
+    static constexpr std::uint16_t max_named = 64;
+    std::uint16_t id = 0;
+};
+
 // Per call: an earlier deadline than the client's request_timeout, and a signal that abandons the call.
 struct call_options {
     std::chrono::nanoseconds timeout = std::chrono::nanoseconds::zero(); // zero: client_options::request_timeout
@@ -45,6 +57,8 @@ struct call_options {
     // When cancelled (e.g. request::aborted() of the inbound request), the call ends with errc::cancelled and
     // its connection is closed, not returned to the pool. Must outlive the call.
     cancel_signal* cancel = nullptr;
+    // What the call's figures are counted under, with its downstream (host:port): see client::route.
+    client_route route{};
 };
 
 struct client_request {
@@ -54,7 +68,8 @@ struct client_request {
     std::string body; // sent with Content-Length (also 0 for POST, PUT and PATCH without a body)
 };
 
-// Counters summed over every loop the client ran on (read from any thread; approximate while calls run).
+// The client's metrics summed over every loop, downstream and route (read from any thread; approximate while calls
+// run). The same figures as the Prometheus families of client::metrics(), in one struct.
 struct client_stats {
     std::uint64_t requests = 0;              // calls that got a response
     std::uint64_t failures = 0;              // calls that ended in an error
@@ -66,8 +81,9 @@ struct client_stats {
     std::uint64_t closed_idle = 0;           // pooled connections closed by the idle timeout
     std::uint64_t closed_lifetime = 0;       // connections retired by connection_lifetime
     std::uint64_t closed_by_peer = 0;        // pooled connections the peer closed while idle, found before use
-    std::uint64_t timeouts = 0;              // calls ended by a timeout (connect or request)
-    std::uint64_t cancelled = 0;             // calls ended by their cancel signal
+    std::uint64_t timeouts = 0;              // calls that failed with errc::timeout or errc::connect_timeout
+    std::uint64_t cancelled = 0;             // calls that failed with errc::cancelled (their cancel signal)
+    std::uint64_t abandoned = 0;             // calls whose awaiting coroutine was destroyed before they ended
     std::uint64_t waited_for_connection = 0; // calls that queued because the host was at its connection limit
 };
 
@@ -110,7 +126,19 @@ public:
     static std::error_code check_url(std::string_view url);
 
     const client_options& options() const noexcept;
-    client_stats stats() const noexcept;
+    client_stats stats() const; // allocates: a copy of the figures by downstream, summed
+
+    // The id that counts calls named `name` (call_options::route) apart, per downstream: the same id for the same
+    // name; past client_route::max_named names, the id of "(other)". Takes a lock and may allocate: call it once
+    // when setting up, keep the id. Any thread.
+    client_route route(std::string_view name);
+
+    // The client's figures for a metrics page (app.expose(c.metrics())), as the families hotpath_client_...:
+    // calls by downstream (host:port), route and outcome (status class or error kind), their durations, connections
+    // opened, reused, failed and closed, the pools' idle and busy connections, calls waiting and in flight. Each
+    // loop writes its own figures without locks or allocation; a scrape sums them. Shares ownership of the
+    // figures: they stay readable after the client is gone.
+    std::shared_ptr<const metrics::source> metrics() const noexcept;
 
 private:
     std::shared_ptr<client_detail::shared_state> shared_;

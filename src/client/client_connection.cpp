@@ -55,7 +55,7 @@ void client_connection::async_connect(call_state& c) {
 }
 
 void client_connection::on_connected(int fd, std::error_code ec) {
-    auto& counters = pool_.owner().counters;
+    downstream_metrics& counters = pool_.metrics();
     if (closing_ || ec) {
         if (fd >= 0) {
             ::close(fd);
@@ -255,7 +255,7 @@ void client_connection::on_transport_end(std::error_code error) {
     }
     if (call_ == nullptr) {
         if (phase_ == phase::idle) {
-            pool_.owner().counters.closed_by_peer.add();
+            pool_.metrics().closed_by_peer.add();
             pool_.on_idle_end(*this);
         }
         close();

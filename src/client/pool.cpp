@@ -40,9 +40,9 @@ void call_state::finish(std::error_code e) noexcept {
 // ---- loop_pools ----
 
 loop_pools::loop_pools(std::shared_ptr<shared_state> s, net::loop& l)
-    : shared(std::move(s)), options(shared->options), loop(l), counters([this]() -> loop_counters& {
-          std::lock_guard lock(shared->mutex);
-          return shared->counters.emplace_back();
+    : shared(std::move(s)), options(shared->options), loop(l), metrics([this]() -> loop_metrics& {
+          const std::lock_guard lock(shared->mutex);
+          return shared->loops.emplace_back();
       }()),
       timer_(l) {
     tick_id_ = loop.add_tick([this](net::clock::time_point now) { on_tick(now); });
@@ -120,12 +120,7 @@ void loop_pools::on_timer() {
 
 void loop_pools::stop(call_state& c, std::error_code why) noexcept {
     if (!c.stopped) {
-        c.stopped = why;
-        if (why == errc::cancelled) {
-            counters.cancelled.add();
-        } else {
-            counters.timeouts.add();
-        }
+        c.stopped = why; // counted as the call's outcome by its call_meter
     }
     switch (c.current) {
     case call_state::step::none:
@@ -193,10 +188,51 @@ void loop_pools::on_tick(net::clock::time_point now) {
 
 // ---- host_pool ----
 
-host_pool::host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field)
-    : owner_(owner), host_(std::move(host)), port_(port), host_field_(std::move(host_field)) {}
+namespace {
 
-host_pool::~host_pool() = default;
+// The downstream label: host:port, an IPv6 literal in brackets (as in a URL).
+std::string downstream_name(const std::string& host, std::uint16_t port) {
+    const bool v6 = host.find(':') != std::string::npos;
+    return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+downstream_metrics& add_downstream(shared_state& s, loop_metrics& l, std::string name) {
+    auto m = std::make_unique<downstream_metrics>(std::move(name));
+    const std::lock_guard lock(s.mutex);
+    return *l.downstreams.emplace_back(std::move(m));
+}
+
+} // namespace
+
+host_pool::host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field)
+    : owner_(owner), metrics_(add_downstream(*owner.shared, owner.metrics, downstream_name(host, port))),
+      host_(std::move(host)), port_(port), host_field_(std::move(host_field)) {}
+
+host_pool::~host_pool() {
+    // The figures outlive the pool (a scrape may come later): what is gone is no longer open, idle or waiting.
+    metrics_.open.set(0);
+    metrics_.idle.set(0);
+    metrics_.waiters.set(0);
+    metrics_.in_flight.set(0);
+}
+
+call_metrics& host_pool::add_route(std::size_t id) {
+    auto made = std::make_unique<call_metrics>(owner_.shared->bounds_ns);
+    const std::lock_guard lock(owner_.shared->mutex);
+    if (metrics_.routes.size() <= id) {
+        metrics_.routes.resize(id + 1);
+    }
+    if (metrics_.routes[id] == nullptr) {
+        metrics_.routes[id] = std::move(made);
+    }
+    return *metrics_.routes[id];
+}
+
+void host_pool::publish() noexcept {
+    metrics_.open.set(total_);
+    metrics_.idle.set(idle_.size());
+    metrics_.waiters.set(queue_length_);
+}
 
 bool host_pool::expired(const client_connection& c, net::clock::time_point now) const noexcept {
     const auto lifetime = owner_.options.connection_lifetime;
@@ -208,18 +244,21 @@ client_connection* host_pool::take_idle(net::clock::time_point now) {
         client_connection* c = idle_.back();
         idle_.pop_back();
         if (expired(*c, now)) {
-            owner_.counters.closed_lifetime.add();
+            metrics_.closed_lifetime.add();
             c->close();
             continue;
         }
+        publish();
         return c;
     }
+    publish();
     return nullptr;
 }
 
 client_connection* host_pool::open() {
     ++total_;
     all_.push_back(std::make_unique<client_connection>(*this, owner_.loop));
+    publish();
     return all_.back().get();
 }
 
@@ -229,7 +268,7 @@ void host_pool::release(client_connection& c, net::clock::time_point now) {
         return;
     }
     if (expired(c, now)) {
-        owner_.counters.closed_lifetime.add();
+        metrics_.closed_lifetime.add();
         c.close();
         return;
     }
@@ -242,6 +281,7 @@ void host_pool::release(client_connection& c, net::clock::time_point now) {
     }
     c.make_idle(now);
     idle_.push_back(&c);
+    publish();
 }
 
 void host_pool::on_tick(net::clock::time_point now, bool client_gone) {
@@ -250,13 +290,14 @@ void host_pool::on_tick(net::clock::time_point now, bool client_gone) {
         client_connection* c = idle_[i];
         const bool too_old = expired(*c, now);
         if (client_gone || too_old || now - c->idle_since() >= idle_timeout) {
-            (too_old ? owner_.counters.closed_lifetime : owner_.counters.closed_idle).add(client_gone ? 0 : 1);
+            (too_old ? metrics_.closed_lifetime : metrics_.closed_idle).add(client_gone ? 0 : 1);
             idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
             c->close();
             continue;
         }
         ++i;
     }
+    publish();
 }
 
 void host_pool::enqueue(call_state& c) noexcept {
@@ -265,6 +306,8 @@ void host_pool::enqueue(call_state& c) noexcept {
     c.queue_next = nullptr;
     (queue_tail_ != nullptr ? queue_tail_->queue_next : queue_head_) = &c;
     queue_tail_ = &c;
+    ++queue_length_;
+    publish();
 }
 
 void host_pool::unqueue(call_state& c) noexcept {
@@ -275,11 +318,14 @@ void host_pool::unqueue(call_state& c) noexcept {
     (c.queue_prev != nullptr ? c.queue_prev->queue_next : queue_head_) = c.queue_next;
     (c.queue_next != nullptr ? c.queue_next->queue_prev : queue_tail_) = c.queue_prev;
     c.queue_prev = c.queue_next = nullptr;
+    --queue_length_;
+    publish();
 }
 
 void host_pool::remove_idle(client_connection& c) noexcept {
     if (const auto it = std::find(idle_.begin(), idle_.end(), &c); it != idle_.end()) {
         idle_.erase(it);
+        publish();
     }
 }
 
@@ -290,6 +336,7 @@ void host_pool::on_idle_end(client_connection& c) noexcept {
 void host_pool::on_gone(client_connection& c) noexcept {
     remove_idle(c);
     --total_;
+    publish();
     const auto it = std::find_if(all_.begin(), all_.end(), [&c](const auto& p) { return p.get() == &c; });
     std::unique_ptr<client_connection> doomed = std::move(*it);
     all_.erase(it);

@@ -2,14 +2,14 @@
 #pragma once
 
 #include "client/client.hpp"
-#include "core/counter.hpp"
+#include "client/client_metrics.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
 
+#include <algorithm>
 #include <coroutine>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <system_error>
 #include <vector>
@@ -19,21 +19,6 @@ namespace hotpath::client_detail {
 class client_connection;
 class host_pool;
 struct loop_pools;
-
-// One loop's counters; client::stats() sums them.
-struct loop_counters {
-    counter requests, failures, connections_opened, connect_failures, reused, retries, not_retried, closed_idle,
-        closed_lifetime, closed_by_peer, timeouts, cancelled, waited_for_connection;
-};
-
-// What a client shares with its loops: the options, whether it still exists, and every loop's counters.
-struct shared_state {
-    explicit shared_state(client_options o) : options(std::move(o)) {}
-    client_options options;
-    std::atomic<bool> closed{false};
-    std::mutex mutex; // guards `counters` growing (once per loop)
-    std::deque<loop_counters> counters;
-};
 
 // One call in flight, in its coroutine frame. It suspends in one step at a time and is resumed exactly once
 // per step: by the step's completion, its deadline, or its cancel signal. Destroying it (the frame of an
@@ -112,7 +97,7 @@ struct loop_pools final : net::loop_local {
     std::shared_ptr<shared_state> shared;
     const client_options& options;
     net::loop& loop;
-    loop_counters& counters;
+    loop_metrics& metrics; // this loop's, kept in `shared` (a scrape may read them after the loop is gone)
 
 private:
     void arm_timer();
@@ -143,6 +128,17 @@ public:
     std::uint16_t port() const noexcept { return port_; }
     const std::string& host_field() const noexcept { return host_field_; }
     loop_pools& owner() noexcept { return owner_; }
+    // This downstream's figures on this loop, written by this pool's loop only.
+    downstream_metrics& metrics() noexcept { return metrics_; }
+    // The figures of `route`'s calls here; made on the route's first call from this loop (under the shared lock,
+    // the only allocation), then found by index.
+    call_metrics& route_metrics(client_route route) {
+        const std::size_t id = std::min<std::size_t>(route.id, client_route::max_named + 1);
+        if (id < metrics_.routes.size() && metrics_.routes[id] != nullptr) {
+            return *metrics_.routes[id];
+        }
+        return add_route(id);
+    }
 
     // The most recently used idle connection that may still be used, or nullptr.
     client_connection* take_idle(net::clock::time_point now);
@@ -167,9 +163,13 @@ public:
 
 private:
     void remove_idle(client_connection& c) noexcept;
+    call_metrics& add_route(std::size_t id);
+    // Sets the gauges (open, idle, waiting) from the pool's state, after each change of it.
+    void publish() noexcept;
     bool expired(const client_connection& c, net::clock::time_point now) const noexcept;
 
     loop_pools& owner_;
+    downstream_metrics& metrics_;
     std::string host_;
     std::uint16_t port_;
     std::string host_field_;
@@ -178,6 +178,7 @@ private:
     std::size_t total_ = 0;
     call_state* queue_head_ = nullptr;
     call_state* queue_tail_ = nullptr;
+    std::size_t queue_length_ = 0;
 };
 
 } // namespace hotpath::client_detail
