@@ -27,6 +27,13 @@ app& app::debug_routes(std::string_view pattern) {
     return get(pattern, [](request& req, response& res) { write_route_report(req, res); });
 }
 
+app& app::expose(std::shared_ptr<const metrics::source> source) {
+    if (source != nullptr) {
+        exposed_.push_back(std::move(source));
+    }
+    return *this;
+}
+
 namespace {
 
 // Finds `name` among the '&'-separated pairs of a query; sets `found`.

@@ -3,11 +3,13 @@
 
 #include "core/task.hpp"
 #include "http/router.hpp"
+#include "metrics/source.hpp"
 #include "server/request.hpp"
 #include "server/response.hpp"
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <type_traits>
@@ -91,6 +93,10 @@ public:
     // time went (queue, app, downstream, wait, write: mean and share), downstream calls per request and their
     // concurrency, allocations per request when the allocation counter is linked in.
     app& debug_routes(std::string_view pattern);
+    // Adds the families of `source` to the page app.metrics() serves, e.g. a client's calls per downstream:
+    // `routes.expose(downstream.metrics())`. The app shares ownership of it. Call while setting up the app.
+    app& expose(std::shared_ptr<const metrics::source> source);
+    const std::vector<std::shared_ptr<const metrics::source>>& exposed() const noexcept { return exposed_; }
 
     // What metrics call the route of each handler id: its method ("GET"; "ANY" for app.any) and pattern.
     struct route_key {
@@ -122,6 +128,7 @@ private:
     http::router router_;
     std::vector<handler> handlers_;
     std::vector<route_key> keys_; // by handler id
+    std::vector<std::shared_ptr<const metrics::source>> exposed_;
 };
 
 } // namespace hotpath

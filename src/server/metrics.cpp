@@ -393,6 +393,8 @@ void write_metrics(request& req, response& res) {
                       static_cast<double>(d.sum_ns()) / 1e9);
     }
 
+    metrics::write_sources(out, routes.exposed()); // a client's calls, for one (app.expose)
+
     const process_figures p = read_process();
     out.single("process_cpu_seconds_total", "User and system CPU time of the process", metrics::metric_type::counter,
                p.cpu_seconds);
