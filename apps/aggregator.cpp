@@ -57,9 +57,12 @@ void map_aggregator(app& routes, aggregator_options options) {
         aggregator_options opts;
         client downstream; // one client for every loop and request, like the write-up's static HttpClient
         std::string url;
+        client_route route; // the calls' name in the client's metrics: the downstream's route, not the URL
     };
     auto s = std::make_shared<state>(std::move(options));
     s->url = s->opts.upstream + "/weatherForecast";
+    s->route = s->downstream.route("/weatherForecast");
+    routes.expose(s->downstream.metrics()); // the downstream calls on the page of app.metrics(), when it has one
 
     routes.get("/", [s](request& req, response& res) -> task<void> {
         fan_out strategy = s->opts.strategy;
@@ -82,7 +85,7 @@ void map_aggregator(app& routes, aggregator_options options) {
         // (their connections closed) and no more start. The group's signal also follows the inbound request.
         cancel_signal group;
         const cancel_forward inbound_gone(req.aborted(), group);
-        const call_options per_call{s->opts.timeout, {}, &group};
+        const call_options per_call{s->opts.timeout, {}, &group, s->route};
         const auto one = [&](std::size_t) { return s->downstream.get_json<forecasts>(s->url, per_call); };
         std::vector<result<forecasts>> results;
         switch (strategy) {

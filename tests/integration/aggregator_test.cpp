@@ -8,8 +8,11 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <thread>
@@ -275,6 +278,64 @@ TEST(aggregator_test, a_client_going_away_cancels_the_downstream_calls) {
         std::this_thread::sleep_for(10ms);
     }
     EXPECT_EQ(abandoned.load(), 10); // every downstream call's connection was closed, none finished
+}
+
+// The aggregator's /metrics shows its downstream calls beside its own routes, summed over its two loops, and
+// Prometheus's checker accepts the page.
+TEST(aggregator_test, its_metrics_show_the_downstream_calls) {
+    app weather_routes;
+    apps::map_weather(weather_routes, 1ms);
+    test::test_server weather(weather_routes);
+    apps::aggregator_options o;
+    o.calls = 6;
+    o.limit = 2;
+    o.upstream = "http://127.0.0.1:" + std::to_string(weather.port());
+    app routes;
+    apps::map_aggregator(routes, o);
+    routes.metrics("/metrics");
+    test::test_server aggregator(routes, {}, 2);
+    ASSERT_TRUE(weather.ok() && aggregator.ok());
+    for (const std::string strategy : {"sequential", "bounded", "all"}) {
+        auto r = get(aggregator.port(), "/?strategy=" + strategy);
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 200) << r->body;
+    }
+    auto page = get(aggregator.port(), "/metrics");
+    ASSERT_TRUE(page);
+    ASSERT_EQ(page->status, 200);
+    const std::string& text = page->body;
+    const std::string downstream = "downstream=\"127.0.0.1:" + std::to_string(weather.port()) + "\"";
+    const auto value = [&](const std::string& series) {
+        const auto at = text.find("\n" + series + " ");
+        return at == std::string::npos ? -1.0 : std::strtod(text.c_str() + at + 1 + series.size() + 1, nullptr);
+    };
+    EXPECT_EQ(value("hotpath_client_calls_total{" + downstream + ",route=\"/weatherForecast\",outcome=\"2xx\"}"), 18)
+        << text;
+    EXPECT_EQ(value("hotpath_client_call_duration_seconds_count{" + downstream + ",route=\"/weatherForecast\"}"), 18);
+    EXPECT_GE(value("hotpath_client_connections_opened_total{" + downstream + "}"), 6); // `all` had 6 in flight
+    EXPECT_EQ(value("hotpath_client_calls_in_flight{" + downstream + "}"), 0);
+    EXPECT_EQ(value("hotpath_client_waiters{" + downstream + "}"), 0);
+    EXPECT_NE(text.find("hotpath_http_requests_total{method=\"GET\",route=\"/\",code=\"2xx\"} 3"), std::string::npos);
+
+    if (std::system("command -v promtool >/dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "promtool not found (Debian package prometheus): exposition not checked by Prometheus";
+    }
+    char path[] = "/tmp/hotpath-aggregator-metrics-XXXXXX";
+    const int fd = ::mkstemp(path);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
+    ::close(fd);
+    const std::string command = std::string("promtool check metrics < ") + path + " 2>&1";
+    std::FILE* p = ::popen(command.c_str(), "r");
+    ASSERT_NE(p, nullptr);
+    std::string said;
+    char buf[512];
+    while (std::fgets(buf, sizeof(buf), p) != nullptr) {
+        said += buf;
+    }
+    const int status = ::pclose(p);
+    ::unlink(path);
+    EXPECT_EQ(status, 0) << said;
 }
 
 } // namespace
