@@ -1,15 +1,18 @@
 // Steady-state requests allocate nothing on the server's loop thread, and a handler that allocates is counted
 // exactly: read from the counting allocator (core/alloc_count.hpp, linked into this test).
+#include "client/client.hpp"
 #include "core/alloc_count.hpp"
 #include "net/sleep.hpp"
 #include "server/json.hpp"
 #include "server/server.hpp"
+#include "support/loop_runner.hpp"
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 
 #include <charconv>
+#include <cstdio>
 #include <memory>
 #include <string>
 
@@ -126,6 +129,50 @@ TEST(allocation_test, a_handler_that_allocates_is_counted_exactly) {
     const alloc::counts n = allocations_for(srv.port(), "GET /allocates HTTP/1.1\r\nHost: t\r\n\r\n", 1, rounds);
     EXPECT_EQ(n.allocations, 2u * rounds);
     EXPECT_EQ(n.bytes, (sizeof(std::string) + 101) * rounds);
+}
+
+// A client call allocates (its frame, the URL's parts, the response's strings), but its metrics do not: once a
+// route's figures exist on a loop's pool, a call named for it allocates exactly what an unnamed call does, and the
+// count per call stays the same however many calls were made. The first call of a route on a pool makes its
+// figures: the route's call_metrics and its bucket array, and the pool's table of routes when it grows. Counted
+// on the client's loop thread only (the test's own, in run_on_loop).
+TEST(allocation_test, client_metrics_allocate_nothing_per_call) {
+    ASSERT_TRUE(alloc::counting()) << "the counting allocator is not linked into this test";
+    app routes;
+    routes.get("/plaintext", [](request&, response& res) { res.text("Hello, World!", "text/plain"); });
+    test::test_server srv(routes);
+    ASSERT_TRUE(srv.ok());
+    client c;
+    const client_route named = c.route("/plaintext");
+    struct counts {
+        std::uint64_t unnamed = 0, unnamed_again = 0, first_named = 0, named = 0;
+    };
+    auto measured = test::run_on_loop([](client& cl, std::string url, client_route r) -> task<counts> {
+        const auto calls = [&](int n, client_route route) -> task<std::uint64_t> {
+            const alloc::counts before = alloc::this_thread();
+            for (int i = 0; i < n; ++i) {
+                (void)co_await cl.get(url, {0ns, {}, nullptr, route});
+            }
+            co_return (alloc::this_thread() - before).allocations;
+        };
+        counts out;
+        (void)co_await calls(50, {}); // the pool's connection and its buffers
+        out.unnamed = co_await calls(200, {});
+        out.unnamed_again = co_await calls(200, {});
+        out.first_named = co_await calls(1, r);
+        out.named = co_await calls(200, r);
+        co_return out;
+    }(c, "http://127.0.0.1:" + std::to_string(srv.port()) + "/plaintext", named));
+    ASSERT_TRUE(measured);
+    EXPECT_EQ(measured->unnamed % 200, 0u) << measured->unnamed;
+    EXPECT_EQ(measured->unnamed_again, measured->unnamed);
+    EXPECT_EQ(measured->named, measured->unnamed) << "a named route costs no allocation per call";
+    const std::uint64_t per_call = measured->unnamed / 200;
+    EXPECT_GE(measured->first_named, per_call + 2);
+    EXPECT_LE(measured->first_named, per_call + 3);
+    std::printf("[ counted  ] a client call: %llu allocations (its route's first call on a pool: %llu)\n",
+                static_cast<unsigned long long>(per_call), static_cast<unsigned long long>(measured->first_named));
+    EXPECT_EQ(c.stats().requests, 651u);
 }
 
 } // namespace
