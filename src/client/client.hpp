@@ -137,7 +137,8 @@ public:
     // calls by downstream (host:port), route and outcome (status class or error kind), their durations, connections
     // opened, reused, failed and closed, the pools' idle and busy connections, calls waiting and in flight. Each
     // loop writes its own figures without locks or allocation; a scrape sums them. Shares ownership of the
-    // figures: they stay readable after the client is gone.
+    // figures: they stay readable after the client is gone. A call refused before it has a downstream (an invalid
+    // URL, method or field) is not counted.
     std::shared_ptr<const metrics::source> metrics() const noexcept;
 
 private:

@@ -49,6 +49,7 @@ constexpr std::array<std::string_view, static_cast<std::size_t>(call_error::coun
     "resolve_failed",
     "other",
     "abandoned"};
+static_assert(!call_error_names.back().empty(), "a name for every call_error");
 call_error kind_of(std::error_code e) noexcept;
 
 // The calls of one route (client::route) to one downstream on one loop.

@@ -210,10 +210,10 @@ host_pool::host_pool(loop_pools& owner, std::string host, std::uint16_t port, st
 
 host_pool::~host_pool() {
     // The figures outlive the pool (a scrape may come later): what is gone is no longer open, idle or waiting.
+    // Calls in flight are the calls' own to count down (call_meter), as their frames go.
     metrics_.open.set(0);
     metrics_.idle.set(0);
     metrics_.waiters.set(0);
-    metrics_.in_flight.set(0);
 }
 
 call_metrics& host_pool::add_route(std::size_t id) {
