@@ -1,6 +1,7 @@
 // Case 1 end to end in-process: the aggregator calling the weather service through the pooled client.
 #include "apps/apps.hpp"
 #include "net/sleep.hpp"
+#include "support/promtool.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_peer.hpp"
 #include "support/test_server.hpp"
@@ -317,25 +318,11 @@ TEST(aggregator_test, its_metrics_show_the_downstream_calls) {
     EXPECT_EQ(value("hotpath_client_waiters{" + downstream + "}"), 0);
     EXPECT_NE(text.find("hotpath_http_requests_total{method=\"GET\",route=\"/\",code=\"2xx\"} 3"), std::string::npos);
 
-    if (std::system("command -v promtool >/dev/null 2>&1") != 0) {
+    if (!test::have_promtool()) {
         GTEST_SKIP() << "promtool not found (Debian package prometheus): exposition not checked by Prometheus";
     }
-    char path[] = "/tmp/hotpath-aggregator-metrics-XXXXXX";
-    const int fd = ::mkstemp(path);
-    ASSERT_GE(fd, 0);
-    ASSERT_EQ(::write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-    ::close(fd);
-    const std::string command = std::string("promtool check metrics < ") + path + " 2>&1";
-    std::FILE* p = ::popen(command.c_str(), "r");
-    ASSERT_NE(p, nullptr);
-    std::string said;
-    char buf[512];
-    while (std::fgets(buf, sizeof(buf), p) != nullptr) {
-        said += buf;
-    }
-    const int status = ::pclose(p);
-    ::unlink(path);
-    EXPECT_EQ(status, 0) << said;
+    const auto v = test::promtool_check(text);
+    EXPECT_TRUE(v.passed) << v.said;
 }
 
 } // namespace
