@@ -111,9 +111,14 @@ struct case_one {
 // The write-up's signature of "awaited in a loop": nearly all the time downstream, one call at a time.
 TEST(attribution_test, sequential_calls_are_downstream_time_one_at_a_time) {
     case_one s(20ms, 5, apps::fan_out::sequential, 1);
+    const auto sent = std::chrono::steady_clock::now();
     const auto r = get(s.aggregator->port(), "/");
+    const std::chrono::duration<double, std::milli> wall = std::chrono::steady_clock::now() - sent;
     ASSERT_TRUE(r && r->status == 200);
     const auto t = parse_server_timing(r->field("server-timing"));
+    // The server's total is the client's wall time less the trip to and from it: within 5 %.
+    EXPECT_LE(t.dur.at("total"), wall.count());
+    EXPECT_GE(t.dur.at("total"), 0.95 * wall.count());
     EXPECT_GE(t.dur.at("total"), 100.0);
     EXPECT_GE(t.dur.at("downstream"), 0.8 * t.dur.at("total"));
     EXPECT_EQ(t.desc.at("downstream"), "5 calls, at most 1 at once");
