@@ -1,6 +1,8 @@
-// `hotpath freight init --db FILE [--seed N | --from-csv FILE]`: writes the freight price table (case 2).
+// `hotpath freight init --db FILE [--seed N | --from-csv FILE]`: writes the freight price table (case 2);
+// `hotpath freight carts`: random carts for load scenarios.
 #include "command.hpp"
 
+#include "apps/freight/carts.hpp"
 #include "apps/freight/index.hpp"
 #include "apps/freight/table.hpp"
 
@@ -8,6 +10,8 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <fstream>
+#include <iostream>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -20,6 +24,8 @@ struct freight_flags {
     std::string csv;
     std::uint64_t seed = 1;
     bool force = false;
+    std::size_t carts = 1000;
+    std::string out;
 };
 
 runner define_freight(CLI::App& cmd) {
@@ -33,7 +39,25 @@ runner define_freight(CLI::App& cmd) {
                      "Import this CSV file instead (header: cep_start,cep_end,uf,min_grams,max_grams,price_cents,"
                      "delivery_days)");
     init->add_flag("--force", flags->force, "Replace the file if it exists");
-    return [flags]() -> int {
+    auto* carts = cmd.add_subcommand("carts", "Write random carts as CSV (cep,items) for hotpath load scenarios");
+    carts->add_option("--count", flags->carts, "Rows")->capture_default_str()->check(CLI::Range(1, 10'000'000));
+    carts->add_option("--seed", flags->seed, "Seed (the same seed, the same file)")->capture_default_str();
+    carts->add_option("--out,-o", flags->out, "File to write; standard output without it");
+    return [flags, carts]() -> int {
+        if (carts->parsed()) {
+            if (flags->out.empty()) {
+                freight::write_carts_csv(std::cout, flags->carts, flags->seed);
+                return 0;
+            }
+            std::ofstream file(flags->out);
+            freight::write_carts_csv(file, flags->carts, flags->seed);
+            file.close();
+            if (!file) {
+                fmt::print(stderr, "hotpath: cannot write {}\n", flags->out);
+                return 1;
+            }
+            return 0;
+        }
         try {
             const auto rows = flags->csv.empty() ? freight::generate(flags->seed) : freight::read_csv(flags->csv);
             freight::write_db(flags->db, rows, flags->force);

@@ -5,6 +5,8 @@
 #include "apps/freight/service.hpp"
 #include "apps/freight/table.hpp"
 #include "core/alloc_count.hpp"
+#include "load/feed.hpp"
+#include "load/scenario.hpp"
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
 
@@ -230,6 +232,32 @@ TEST(freight_table, a_reload_swaps_the_table_and_leaves_the_old_one_to_who_holds
     fs::remove(db);
     EXPECT_NE(table.reload(), ""); // a missing file keeps the table served
     EXPECT_EQ(table.generation(), 2u);
+}
+
+// The load scenario and its carts: every rendered body is a valid cart, ~7.5 % of them to unknown CEPs.
+TEST(freight_table, the_load_scenario_sends_valid_carts_with_about_7_5_percent_unknown_ceps) {
+    load::plan p;
+    std::string why;
+    ASSERT_TRUE(load::load_scenario_file(HOTPATH_SOURCE_DIR "/examples/freight/quote.toml", p, why)) << why;
+    ASSERT_EQ(p.stages.size(), 4u);
+    EXPECT_EQ(p.stages[1].to, 240);
+    EXPECT_EQ(p.stages[3].to, 480);
+    EXPECT_EQ(p.to.port, 5080);
+    ASSERT_EQ(p.scenario.size(), 1u);
+    EXPECT_EQ(p.scenario[0].expected_statuses, std::vector<unsigned>{404});
+    ASSERT_EQ(p.data.rows.size(), 1000u);
+    const auto index = freight::freight_index::build(freight::generate(1));
+    int unknown = 0;
+    for (std::size_t row = 0; row < p.data.rows.size(); ++row) {
+        const auto body = load::render(p.scenario[0].body, p.data, row, load::escaping::json);
+        freight::cart cart;
+        ASSERT_EQ(freight::read_cart(body, cart).what, freight::cart_error::field::none) << body;
+        const auto q = index.lookup(cart.cep, cart.total_grams);
+        ASSERT_NE(q.result, freight::quote::outcome::too_heavy) << body;
+        unknown += q.result == freight::quote::outcome::unknown_cep ? 1 : 0;
+    }
+    EXPECT_GT(unknown, 50); // of 1000
+    EXPECT_LT(unknown, 100);
 }
 
 // ---- Served on 127.0.0.1 ----
