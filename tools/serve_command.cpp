@@ -251,11 +251,11 @@ runner define_serve(CLI::App& serve_cmd) {
     struct freight_text {
         std::string db = "freight.sqlite";
         std::string variant = "lean";
-        std::unique_ptr<apps::reload_on_sighup> reloader;
+        std::unique_ptr<apps::table_reloader> reloader;
     };
     auto freight = std::make_shared<freight_text>();
     add(
-        "freight", "Case 2: POST /freight/quote prices a cart to a CEP (SIGHUP reloads the table)", 5080,
+        "freight", "Case 2: POST /freight/quote prices a cart to a CEP (SIGHUP or a new file reloads the table)", 5080,
         [port_option, freight](CLI::App& c, service& s) {
             port_option(c, s);
             c.add_option("--db", freight->db, "SQLite price table (hotpath freight init makes one)")
@@ -276,7 +276,7 @@ runner define_serve(CLI::App& serve_cmd) {
             }
             apps::map_freight(routes, table,
                               freight->variant == "churn" ? apps::freight_variant::churn : apps::freight_variant::lean);
-            freight->reloader = std::make_unique<apps::reload_on_sighup>(table); // before the server's threads
+            freight->reloader = std::make_unique<apps::table_reloader>(table); // before the server's threads
             return 0;
         });
 

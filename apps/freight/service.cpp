@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <map>
 #include <pthread.h>
+#include <sys/stat.h>
 
 namespace hotpath::apps {
 namespace {
@@ -218,32 +219,65 @@ void map_freight(app& routes, std::shared_ptr<freight::index_holder> table, frei
     }
 }
 
-reload_on_sighup::reload_on_sighup(std::shared_ptr<freight::index_holder> table) : table_(std::move(table)) {
+namespace {
+
+// What tells one version of a file from another without reading it.
+struct file_version {
+    ino_t inode = 0;
+    off_t size = -1;
+    timespec modified{};
+    bool operator==(const file_version& o) const noexcept {
+        return inode == o.inode && size == o.size && modified.tv_sec == o.modified.tv_sec &&
+               modified.tv_nsec == o.modified.tv_nsec;
+    }
+};
+
+file_version version_of(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) != 0) {
+        return {};
+    }
+    return {st.st_ino, st.st_size, st.st_mtim};
+}
+
+void reload_and_say(freight::index_holder& table, const char* why) {
+    if (const auto failed = table.reload(); failed.empty()) {
+        std::fprintf(stderr, "hotpath: reloaded %s (%s): %zu ranges\n", table.db_path().c_str(), why,
+                     table.current()->ranges());
+    } else {
+        std::fprintf(stderr, "hotpath: reload of %s (%s) failed, serving the previous table: %s\n",
+                     table.db_path().c_str(), why, failed.c_str());
+    }
+}
+
+} // namespace
+
+table_reloader::table_reloader(std::shared_ptr<freight::index_holder> table) : table_(std::move(table)) {
     sigset_t hup;
     sigemptyset(&hup);
     sigaddset(&hup, SIGHUP);
     pthread_sigmask(SIG_BLOCK, &hup, nullptr);
     thread_ = std::thread([this, hup] {
-        // Woken every 200 ms to see whether it should stop: no other thread may take SIGHUP, so no signal can
-        // wake it for that.
+        // The file as loaded, or near enough: a change between the load and this reading is seen at the next.
+        auto seen = version_of(table_->db_path());
+        // Woken every 200 ms to look at the file and at whether it should stop.
         const timespec tick{0, 200'000'000};
         while (!stop_.load(std::memory_order_relaxed)) {
             if (sigtimedwait(&hup, nullptr, &tick) == SIGHUP) {
-                const auto why = table_->reload();
-                if (why.empty()) {
-                    const auto now = table_->current();
-                    std::fprintf(stderr, "hotpath: reloaded %s: %zu ranges\n", table_->db_path().c_str(),
-                                 now->ranges());
-                } else {
-                    std::fprintf(stderr, "hotpath: reload of %s failed, serving the previous table: %s\n",
-                                 table_->db_path().c_str(), why.c_str());
-                }
+                seen = version_of(table_->db_path());
+                reload_and_say(*table_, "SIGHUP");
+                continue;
+            }
+            // A file gone (being replaced, or removed) keeps the table until one is there again.
+            if (const auto now = version_of(table_->db_path()); now.inode != 0 && !(now == seen)) {
+                seen = now;
+                reload_and_say(*table_, "the file changed");
             }
         }
     });
 }
 
-reload_on_sighup::~reload_on_sighup() {
+table_reloader::~table_reloader() {
     stop_.store(true, std::memory_order_relaxed);
     thread_.join();
 }

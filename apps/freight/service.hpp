@@ -21,14 +21,17 @@ enum class freight_variant {
 // queries table->db_path() itself, reopening its per-thread connection after each reload.
 void map_freight(app& routes, std::shared_ptr<freight::index_holder> table, freight_variant variant);
 
-// Reloads `table` on each SIGHUP, from a thread of its own, until destroyed. Construct it before the server so
-// that SIGHUP is blocked in the threads the server starts (they inherit the mask) and only this one takes it.
-class reload_on_sighup {
+// Reloads `table` on each SIGHUP, and when its file changes (another inode, size or modification time, looked
+// at every 200 ms: `hotpath freight init --force` renames a new file over it), from a thread of its own, until
+// destroyed. Construct it before the server so that SIGHUP is blocked in the threads the server starts (they
+// inherit the mask) and only this one takes it. Each reload says on standard error what it loaded, or why it
+// kept the previous table.
+class table_reloader {
 public:
-    explicit reload_on_sighup(std::shared_ptr<freight::index_holder> table);
-    ~reload_on_sighup();
-    reload_on_sighup(const reload_on_sighup&) = delete;
-    reload_on_sighup& operator=(const reload_on_sighup&) = delete;
+    explicit table_reloader(std::shared_ptr<freight::index_holder> table);
+    ~table_reloader();
+    table_reloader(const table_reloader&) = delete;
+    table_reloader& operator=(const table_reloader&) = delete;
 
 private:
     std::shared_ptr<freight::index_holder> table_;

@@ -260,6 +260,23 @@ TEST(freight_table, the_load_scenario_sends_valid_carts_with_about_7_5_percent_u
     EXPECT_LT(unknown, 100);
 }
 
+TEST(freight_table, a_new_file_is_picked_up_by_the_reloader) {
+    temp_dir dir("watch");
+    const auto db = dir.file("f.sqlite");
+    freight::write_db(db, freight::generate(1), false);
+    auto table = std::make_shared<freight::index_holder>(db);
+    apps::table_reloader reloader(table);
+    std::this_thread::sleep_for(std::chrono::milliseconds{300});
+    EXPECT_EQ(table->generation(), 1u);
+    freight::write_db(db, freight::generate(2), true);
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds{5};
+    while (table->generation() == 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    EXPECT_EQ(table->generation(), 2u);
+    EXPECT_EQ(table->current()->ranges(), freight::freight_index::build(freight::generate(2)).ranges());
+}
+
 // ---- Served on 127.0.0.1 ----
 
 std::string post(std::string_view body) {
