@@ -16,6 +16,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <thread>
@@ -436,6 +437,46 @@ TEST(freight_service, lean_and_churn_answer_random_carts_byte_for_byte_alike) {
     EXPECT_EQ(ok + unknown, 1000);
     EXPECT_GT(unknown, 30); // ~7.5 %
     EXPECT_LT(unknown, 130);
+}
+
+// Carts broken at random (bytes flipped, dropped, inserted, the body cut short): both variants must still give
+// the same verdict, so the lean reader accepts and refuses exactly what Boost.JSON does, and names the same field.
+TEST(freight_service, lean_and_churn_agree_on_randomly_broken_carts) {
+    freight_services s;
+    test::raw_client lean(s.lean->port());
+    test::raw_client churn(s.churn->port());
+    std::mt19937_64 rng(77);
+    const std::string alphabet = "{}[]\",:0123456789-.eE+ \\u\x01\x7f\xc3\xa9\xed\xa0\x80"
+                                 "abtnrlsf";
+    std::map<int, int> statuses;
+    for (int i = 0; i < 3000; ++i) {
+        std::string body = random_cart(rng);
+        const auto edits = 1 + rng() % 3;
+        for (std::uint64_t e = 0; e < edits && !body.empty(); ++e) {
+            const auto at = rng() % body.size();
+            switch (rng() % 4) {
+            case 0:
+                body[at] = alphabet[rng() % alphabet.size()];
+                break;
+            case 1:
+                body.erase(at, 1 + rng() % 3);
+                break;
+            case 2:
+                body.insert(at, 1, alphabet[rng() % alphabet.size()]);
+                break;
+            default:
+                body.resize(at);
+                break;
+            }
+        }
+        const auto a = ask(lean, body);
+        const auto b = ask(churn, body);
+        ASSERT_EQ(a.status, b.status) << body;
+        ASSERT_EQ(a.body, b.body) << body;
+        ++statuses[a.status];
+    }
+    EXPECT_GT(statuses[400], 1000); // most edits break the JSON or a field
+    EXPECT_GT(statuses[200], 100);  // some leave a valid cart
 }
 
 double allocations(std::uint16_t port) {
