@@ -98,8 +98,12 @@ index_holder::index_holder(std::string db_path) : db_path_(std::move(db_path)) {
 std::string index_holder::reload() {
     try {
         auto fresh = std::make_shared<const freight_index>(freight_index::build(read_db(db_path_)));
-        // Requests that already took the old table keep it alive through their own shared_ptr.
-        current_.store(std::move(fresh), std::memory_order_release);
+        // Requests that already took the old table keep it alive through their own shared_ptr; the last of them
+        // frees it (or this function, below, when none holds it).
+        {
+            std::lock_guard lock(mutex_);
+            current_.swap(fresh);
+        }
         generation_.fetch_add(1, std::memory_order_relaxed);
         return {};
     } catch (const std::exception& e) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -59,13 +60,19 @@ private:
 
 // The table a service answers from, replaced whole by reload(): a request takes current() once and keeps that
 // table alive for as long as it holds the pointer, so a reload never shows it half of one or frees it early.
-// current() copies a shared_ptr out of an atomic one (a reference count increment, no allocation).
+// current() copies the shared_ptr under a mutex held for that copy alone (a reference count increment, no
+// allocation, no waiting on a reload: the new table is built before the lock is taken). Not
+// std::atomic<std::shared_ptr>: libstdc++ 12's implementation swaps the pointer in a way ThreadSanitizer reports
+// as a race.
 class index_holder {
 public:
     // Loads `db_path` (throws std::runtime_error as read_db and freight_index::build do).
     explicit index_holder(std::string db_path);
 
-    std::shared_ptr<const freight_index> current() const noexcept { return current_.load(std::memory_order_acquire); }
+    std::shared_ptr<const freight_index> current() const noexcept {
+        std::lock_guard lock(mutex_);
+        return current_;
+    }
     const std::string& db_path() const noexcept { return db_path_; }
     // Reads the file again and swaps the new table in; on failure keeps the old one and returns why ("" when
     // it swapped). Safe beside any number of current() calls; reloads are serialised by the caller.
@@ -75,7 +82,8 @@ public:
 
 private:
     std::string db_path_;
-    std::atomic<std::shared_ptr<const freight_index>> current_;
+    mutable std::mutex mutex_;
+    std::shared_ptr<const freight_index> current_; // guarded by mutex_
     std::atomic<std::uint64_t> generation_{0};
 };
 
