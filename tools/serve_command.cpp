@@ -2,6 +2,7 @@
 #include "command.hpp"
 
 #include "apps/apps.hpp"
+#include "apps/freight/service.hpp"
 #include "load/plan.hpp"
 #include "server/server.hpp"
 
@@ -244,6 +245,38 @@ runner define_serve(CLI::App& serve_cmd) {
                 return 2;
             }
             apps::map_aggregator(routes, agg->options);
+            return 0;
+        });
+
+    struct freight_text {
+        std::string db = "freight.sqlite";
+        std::string variant = "lean";
+        std::unique_ptr<apps::table_reloader> reloader;
+    };
+    auto freight = std::make_shared<freight_text>();
+    add(
+        "freight", "Case 2: POST /freight/quote prices a cart to a CEP (SIGHUP or a new file reloads the table)", 5080,
+        [port_option, freight](CLI::App& c, service& s) {
+            port_option(c, s);
+            c.add_option("--db", freight->db, "SQLite price table (hotpath freight init makes one)")
+                ->capture_default_str();
+            c.add_option("--variant", freight->variant,
+                         "lean (no allocation per request) or churn (the anti-pattern: a DOM, objects and a SQL "
+                         "query per request)")
+                ->capture_default_str()
+                ->check(CLI::IsMember({"lean", "churn"}));
+        },
+        [freight](app& routes, service&) {
+            std::shared_ptr<freight::index_holder> table;
+            try {
+                table = std::make_shared<freight::index_holder>(freight->db);
+            } catch (const std::exception& e) {
+                fmt::print(stderr, "hotpath: cannot load {}: {}\n", freight->db, e.what());
+                return 2;
+            }
+            apps::map_freight(routes, table,
+                              freight->variant == "churn" ? apps::freight_variant::churn : apps::freight_variant::lean);
+            freight->reloader = std::make_unique<apps::table_reloader>(table); // before the server's threads
             return 0;
         });
 
