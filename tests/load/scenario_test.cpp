@@ -132,7 +132,7 @@ TEST(scenario_test, case1_weather_rate_steps_after_a_warmup) {
 
 TEST(scenario_test, case2_freight_posts_ceps_from_a_csv) {
     const plan p = load_example("case2_freight.toml");
-    EXPECT_EQ(p.to.port, 5070);
+    EXPECT_EQ(p.to.port, 5080);
     EXPECT_FALSE(p.open_model());
     ASSERT_EQ(p.stages.size(), 2u);
     EXPECT_EQ(p.stages[0].what, stage::kind::vus);
@@ -188,7 +188,7 @@ TEST(scenario_test, case3_platform_mixes_plaintext_and_json_by_weight) {
 
 TEST(scenario_test, case4_profile_steps_virtual_users_with_an_error_threshold) {
     const plan p = load_example("case4_profile.toml");
-    EXPECT_EQ(p.to.port, 5080);
+    EXPECT_EQ(p.to.port, 5090);
     EXPECT_EQ(p.to.path_and_query, "/profile");
     EXPECT_FALSE(p.open_model());
     ASSERT_EQ(p.stages.size(), 5u);
