@@ -2,6 +2,7 @@
 #include "apps/freight/service.hpp"
 
 #include "apps/freight/cart.hpp"
+#include "apps/freight/table.hpp"
 #include "server/json.hpp"
 
 #include <sqlite3.h>
@@ -76,6 +77,7 @@ struct churn_connections {
             sqlite3_close_v2(e.db);
             e.db = nullptr;
             e.generation = table.generation();
+            freight::count_sqlite_allocations();
             if (sqlite3_open_v2(table.db_path().c_str(), &e.db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
                 SQLITE_OK) {
                 throw std::runtime_error("cannot open " + table.db_path());

@@ -1,9 +1,13 @@
 // The freight table in SQLite: schema, generation from a seed, CSV import, reading it back.
 #include "apps/freight/table.hpp"
 
+#include "core/alloc_count.hpp"
+
 #include "apps/freight/index.hpp"
 
 #include <sqlite3.h>
+
+#include <mutex>
 
 #include <algorithm>
 #include <array>
@@ -240,6 +244,7 @@ using statement_ptr = std::unique_ptr<sqlite3_stmt, statement_finalizer>;
 }
 
 db_ptr open_db(const std::string& path, int flags) {
+    count_sqlite_allocations();
     sqlite3* raw = nullptr;
     const int rc = sqlite3_open_v2(path.c_str(), &raw, flags, nullptr);
     db_ptr db(raw);
@@ -322,6 +327,49 @@ std::vector<band> read_db(const std::string& db_path) {
         fail_db(db.get(), "read " + db_path);
     }
     return rows;
+}
+
+namespace {
+
+sqlite3_mem_methods sqlite_default_memory{};
+
+void* counted_malloc(int bytes) {
+    alloc::record(static_cast<std::size_t>(bytes));
+    return sqlite_default_memory.xMalloc(bytes);
+}
+void counted_free(void* p) {
+    sqlite_default_memory.xFree(p);
+}
+void* counted_realloc(void* p, int bytes) {
+    alloc::record(static_cast<std::size_t>(bytes)); // as a growing buffer's new allocation would be
+    return sqlite_default_memory.xRealloc(p, bytes);
+}
+int counted_size(void* p) {
+    return sqlite_default_memory.xSize(p);
+}
+int counted_roundup(int bytes) {
+    return sqlite_default_memory.xRoundup(bytes);
+}
+int counted_init(void* data) {
+    return sqlite_default_memory.xInit(data);
+}
+void counted_shutdown(void* data) {
+    sqlite_default_memory.xShutdown(data);
+}
+
+} // namespace
+
+void count_sqlite_allocations() noexcept {
+    static std::once_flag once;
+    std::call_once(once, [] {
+        if (!alloc::counting() || sqlite3_config(SQLITE_CONFIG_GETMALLOC, &sqlite_default_memory) != SQLITE_OK) {
+            return;
+        }
+        static sqlite3_mem_methods counted{&counted_malloc,  &counted_free, &counted_realloc,  &counted_size,
+                                           &counted_roundup, &counted_init, &counted_shutdown, nullptr};
+        counted.pAppData = sqlite_default_memory.pAppData;
+        sqlite3_config(SQLITE_CONFIG_MALLOC, &counted); // SQLITE_MISUSE once SQLite is in use: left as it is
+    });
 }
 
 } // namespace hotpath::freight

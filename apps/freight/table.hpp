@@ -51,4 +51,9 @@ void write_db(const std::string& db_path, const std::vector<band>& rows, bool re
 // Every row of `db_path`, sorted by CEP then weight. Throws std::runtime_error when it cannot be read.
 std::vector<band> read_db(const std::string& db_path);
 
+// With the allocation counter linked in: routes SQLite's allocations (sqlite3_malloc, sqlite3_realloc) through
+// alloc::record, so churn's queries count what SQLite allocates too. Must run before SQLite's first use in the
+// process (every opening of a database here calls it first); a no-op after that and without the counter.
+void count_sqlite_allocations() noexcept;
+
 } // namespace hotpath::freight

@@ -14,4 +14,6 @@ namespace hotpath::alloc {
     return {};
 }
 
+[[gnu::weak]] void record(std::size_t) noexcept {}
+
 } // namespace hotpath::alloc

@@ -1,6 +1,7 @@
 // How many heap allocations this thread has made: read from the opt-in counting allocator, zeros without it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace hotpath::alloc {
@@ -20,6 +21,10 @@ bool counting() noexcept;
 // This thread's allocations since it started, as plain thread-local counters: take one reading before and one
 // after the code to measure, on the same thread, and subtract. Allocates nothing; costs a few instructions.
 counts this_thread() noexcept;
+
+// Counts an allocation of `bytes` made on this thread outside operator new: a library's own allocator routed
+// here through its hook (SQLite's, see apps/freight/table.hpp). Nothing without the counting allocator.
+void record(std::size_t bytes) noexcept;
 
 // The allocations made between `before` and `after` (two readings of the same thread).
 constexpr counts operator-(const counts& after, const counts& before) noexcept {

@@ -86,6 +86,10 @@ counts this_thread() noexcept {
     return this_thread_counts;
 }
 
+void record(std::size_t bytes) noexcept {
+    count(bytes);
+}
+
 } // namespace hotpath::alloc
 
 // Every replaceable form ([new.delete.single], [new.delete.array]): the 8 of new and the 12 of delete. One left

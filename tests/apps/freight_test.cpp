@@ -521,6 +521,22 @@ TEST(freight_service, lean_allocates_nothing_per_request_and_churn_does) {
     std::printf("allocations per request: lean %.2f, churn %.2f\n", lean / 400, churn / 400);
 }
 
+// SQLite's own allocations count too: its allocator goes through alloc::record once the hook is in.
+TEST(freight_table, sqlite_allocations_are_counted_with_the_counter) {
+    if (!alloc::counting()) {
+        GTEST_SKIP() << "the allocation counter is not linked in (a sanitizer build)";
+    }
+    freight::count_sqlite_allocations();
+    ASSERT_EQ(sqlite3_initialize(), SQLITE_OK); // its own first allocations (mutexes, caches) before measuring
+    const alloc::counts before = alloc::this_thread();
+    void* p = sqlite3_malloc(1000);
+    ASSERT_NE(p, nullptr);
+    const alloc::counts made = alloc::this_thread() - before;
+    sqlite3_free(p);
+    EXPECT_EQ(made.allocations, 1u);
+    EXPECT_EQ(made.bytes, 1000u);
+}
+
 TEST(freight_service, reloads_while_requests_flow_fail_none) {
     freight_services s;
     std::atomic<bool> done{false};
