@@ -30,6 +30,7 @@ struct serve_flags {
     unsigned headers_timeout_s = 30;
     unsigned keep_alive_timeout_s = 130;
     unsigned drain_timeout_ms = 30'000;
+    unsigned retry_after_s = 1;
     unsigned stall_threshold_ms = 25;
     std::string io = "auto";
     std::string access_log_format = "json";
@@ -39,9 +40,19 @@ struct serve_flags {
         cmd.add_option("--threads", options.threads, "Event loops, one thread each; 0: one per core")
             ->capture_default_str()
             ->check(CLI::Range(0u, max_threads));
-        cmd.add_option("--max-connections", options.limits.max_connections, "Open connections allowed; 0: no limit")
+        cmd.add_option("--max-connections", options.limits.max_connections,
+                       "Open connections allowed; past it a connection's first request gets 503 with Retry-After; "
+                       "0: no limit")
             ->capture_default_str()
             ->check(not_negative());
+        cmd.add_option("--max-in-flight", options.limits.max_requests_in_flight,
+                       "Requests whose handler is running, per event loop; past it a request gets 503 with "
+                       "Retry-After at once; 0: no limit")
+            ->capture_default_str()
+            ->check(not_negative());
+        cmd.add_option("--retry-after", retry_after_s, "Seconds in the Retry-After of those 503s")
+            ->capture_default_str()
+            ->check(CLI::Range(0u, 86400u));
         cmd.add_option("--max-body-bytes", options.limits.max_body_bytes, "Largest request body (413 above)")
             ->capture_default_str()
             ->check(not_negative());
@@ -89,6 +100,7 @@ struct serve_flags {
         options.limits.request_headers_timeout = std::chrono::seconds{headers_timeout_s};
         options.limits.keep_alive_timeout = std::chrono::seconds{keep_alive_timeout_s};
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
+        options.limits.retry_after = std::chrono::seconds{retry_after_s};
         options.stall_threshold = std::chrono::milliseconds{stall_threshold_ms};
         options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
         options.access_log_format =
@@ -122,6 +134,10 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
     const auto s = srv.stats();
     fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} timed out, {} handler errors)\n",
                s.requests, s.connections_accepted, s.bad_requests, s.timeouts, s.handler_exceptions);
+    if (s.refused_in_flight + s.refused_connections != 0) {
+        fmt::print("hotpath: overload: {} requests answered 503 over --max-in-flight, {} over --max-connections\n",
+                   s.refused_in_flight, s.refused_connections);
+    }
     if (s.timeouts != 0) {
         fmt::print("hotpath: timeouts: {} waiting for a request head, {} for a body, {} for a client to read (408 or "
                    "closed)\n",

@@ -40,8 +40,17 @@ struct limits {
     // Kestrel: MinResponseDataRate 240 bytes/s, 5 s grace. 0: no limit.
     std::uint64_t min_response_bytes_per_second = 240;
     std::chrono::seconds min_response_rate_grace{5};
-    // Simultaneous connections across all loops; past this new connections are closed at once. Kestrel: unlimited.
+    // Simultaneous connections across all loops. Past this, a new connection's first request is answered 503 with
+    // Retry-After and the connection closed (so a client learns why, instead of seeing a reset); past it by a
+    // tenth more (and 16), new connections are closed at once. Kestrel: unlimited (MaxConcurrentConnections).
     std::size_t max_connections = 0; // 0: unlimited
+    // Requests whose handler is running (dispatched and not yet answered: most of them awaiting a downstream call,
+    // a timer or a blocking call), per loop. Past this, a request is answered 503 with Retry-After at once instead
+    // of queueing behind the others without bound; the connection stays open. ASP.NET Core's ConcurrencyLimiter
+    // middleware does this (its queue length 0). 0: unlimited.
+    std::size_t max_requests_in_flight = 0;
+    // The Retry-After of those 503s.
+    std::chrono::seconds retry_after{1};
     // On shutdown, in-flight requests get this long to finish before connections are closed.
     std::chrono::milliseconds drain_timeout{std::chrono::seconds{30}};
 };

@@ -299,6 +299,8 @@ void write_metrics(request& req, response& res) {
     std::uint64_t rejected = 0;
     std::uint64_t bad = 0;
     std::uint64_t exceptions = 0;
+    std::uint64_t refused_in_flight = 0;
+    std::uint64_t refused_connections = 0;
     std::uint64_t pauses = 0;
     std::uint64_t header_timeouts = 0;
     std::uint64_t body_timeouts = 0;
@@ -314,6 +316,8 @@ void write_metrics(request& req, response& res) {
         rejected += s.connections_rejected.get();
         bad += s.bad_requests.get();
         exceptions += s.handler_exceptions.get();
+        refused_in_flight += s.refused_in_flight.get();
+        refused_connections += s.refused_connections.get();
         pauses += s.accept_pauses.get();
         header_timeouts += s.header_timeouts.get();
         body_timeouts += s.body_timeouts.get();
@@ -329,8 +333,15 @@ void write_metrics(request& req, response& res) {
     out.single("hotpath_http_connections_accepted_total", "Connections accepted", metrics::metric_type::counter,
                accepted);
     out.single("hotpath_http_connections_closed_total", "Connections closed", metrics::metric_type::counter, closed);
-    out.single("hotpath_http_connections_rejected_total", "Connections refused over the connection limit",
+    out.single("hotpath_http_connections_rejected_total",
+               "Connections closed at once, far over the connection limit (or while draining)",
                metrics::metric_type::counter, rejected);
+    out.family("hotpath_http_overload_responses_total",
+               "Requests answered 503 with Retry-After at once, by the limit they met (requests in flight on their "
+               "loop, or connections)",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_overload_responses_total", {{"limit", "requests_in_flight"}}, refused_in_flight);
+    out.sample("hotpath_http_overload_responses_total", {{"limit", "connections"}}, refused_connections);
     out.single("hotpath_http_connections", "Connections open now", metrics::metric_type::gauge,
                accepted > closed ? accepted - closed : 0);
     out.single("hotpath_http_bad_requests_total", "Malformed requests or requests over a limit, answered and closed",

@@ -116,26 +116,34 @@ struct server::impl {
         }
     }
 
+    enum class admission : std::uint8_t { serve, refuse, close };
+
     // Takes a place among the open connections, or refuses. The place is taken before the check, so loops
     // accepting at the same moment cannot together pass limits.max_connections; the connection gives it
-    // back when destroyed.
-    bool admit(worker& w) {
+    // back when destroyed. Over the limit, a connection is still taken to answer its first request 503 (with
+    // Retry-After) and close; past a margin above it (a tenth and 16: each such connection lives until its first
+    // request comes, or the headers timeout), it is closed at once.
+    admission admit(worker& w) {
         const std::size_t open = open_connections.fetch_add(1, std::memory_order_relaxed);
         const std::size_t max = options.limits.max_connections;
-        if (w.draining || (max != 0 && open >= max)) {
-            open_connections.fetch_sub(1, std::memory_order_relaxed);
-            w.stats.connections_rejected.add();
-            return false;
+        if (!w.draining && (max == 0 || open < max)) {
+            return admission::serve;
         }
-        return true;
+        if (!w.draining && open < max + max / 10 + 16) {
+            return admission::refuse;
+        }
+        open_connections.fetch_sub(1, std::memory_order_relaxed);
+        w.stats.connections_rejected.add();
+        return admission::close;
     }
 
     void on_accept(worker& w, int fd) {
-        if (!admit(w)) {
+        const admission a = admit(w);
+        if (a == admission::close) {
             ::close(fd);
             return;
         }
-        auto* c = new server_connection(w, fd);
+        auto* c = new server_connection(w, fd, a == admission::refuse);
         c->start();
     }
 
@@ -358,6 +366,8 @@ server_stats server::stats() const noexcept {
         }
         total.bad_requests += s.bad_requests.get();
         total.handler_exceptions += s.handler_exceptions.get();
+        total.refused_in_flight += s.refused_in_flight.get();
+        total.refused_connections += s.refused_connections.get();
         total.header_timeouts += s.header_timeouts.get();
         total.body_timeouts += s.body_timeouts.get();
         total.response_timeouts += s.response_timeouts.get();

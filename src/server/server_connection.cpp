@@ -58,8 +58,8 @@ void add_server_timing(response& res, const request_time_parts& parts, const tim
 
 } // namespace
 
-server_connection::server_connection(worker& owner, int fd)
-    : owner_(owner), transport_(net::make_transport(owner.loop, fd, *this)) {
+server_connection::server_connection(worker& owner, int fd, bool refuse)
+    : owner_(owner), transport_(net::make_transport(owner.loop, fd, *this)), refuse_(refuse) {
     next = owner_.first;
     if (next != nullptr) {
         next->prev = this;
@@ -374,6 +374,14 @@ void server_connection::do_dispatch() {
         return;
     }
     const auto match = owner_.routes.routes().match(s.head.method, s.head.path, s.req.params_);
+    if (refuse_) {
+        s.route = match.status == http::route_status::found
+                      ? match.handler
+                      : owner_.route_stats.index_of(route_table_metrics::no_route);
+        overloaded(s);
+        finish_request();
+        return;
+    }
     if (match.status == http::route_status::not_found) {
         s.route = owner_.route_stats.index_of(route_table_metrics::no_route);
         s.res.problem(http::status::not_found, "no route matches the request path");
@@ -390,7 +398,13 @@ void server_connection::do_dispatch() {
 
     const handler& h = owner_.routes.handler_at(match.handler);
     s.route = match.handler;
+    if (overloaded(s)) {
+        finish_request();
+        return;
+    }
     phase_ = phase::handler;
+    ++owner_.handlers_running;
+    handler_counted_ = true;
     s.aborted.reset();
     // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
     // task::error() (see finish_handler).
@@ -426,7 +440,30 @@ void server_connection::on_handler_done(void* self) noexcept {
     }
 }
 
+// Over a limit (see http::limits): the request is answered 503 with Retry-After without running its handler, and
+// counted. On a connection over limits.max_connections, the response closes it (finish_request).
+bool server_connection::overloaded(request_state& s) {
+    const auto& limits = owner_.options.limits;
+    if (refuse_) {
+        owner_.stats.refused_connections.add();
+    } else if (limits.max_requests_in_flight != 0 && owner_.handlers_running >= limits.max_requests_in_flight) {
+        owner_.stats.refused_in_flight.add();
+    } else {
+        return false;
+    }
+    char seconds[24];
+    const auto out = fmt::format_to_n(seconds, sizeof(seconds), "{}", limits.retry_after.count());
+    s.res.header("Retry-After", std::string_view(seconds, out.size));
+    s.res.problem(http::status::service_unavailable, refuse_ ? "the server is at its connection limit"
+                                                             : "the server is at its limit of requests in flight");
+    return true;
+}
+
 void server_connection::finish_handler(const std::exception_ptr& error) {
+    if (handler_counted_) {
+        handler_counted_ = false;
+        --owner_.handlers_running;
+    }
     if (error) {
         owner_.stats.handler_exceptions.add();
         state_->res.clear();
@@ -437,7 +474,7 @@ void server_connection::finish_handler(const std::exception_ptr& error) {
 
 void server_connection::finish_request() {
     request_state& s = *state_;
-    const bool keep = s.head.keep_alive && !owner_.draining;
+    const bool keep = s.head.keep_alive && !owner_.draining && !refuse_;
     const auto field =
         !keep ? http::connection_field::close
               : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
@@ -722,6 +759,10 @@ void server_connection::close() {
         // Abandon a suspended handler: destroying its frame cancels what it awaits.
         state_->aborted.cancel();
         handler_task_.reset();
+    }
+    if (handler_counted_) {
+        handler_counted_ = false;
+        --owner_.handlers_running;
     }
     transport_->close();
 }

@@ -24,8 +24,9 @@ struct request_state;
 // and its transport only.
 class server_connection final : public net::transport_owner {
 public:
-    // Takes the accepted socket `fd` onto the loop's backend (net::make_transport).
-    server_connection(worker& owner, int fd);
+    // Takes the accepted socket `fd` onto the loop's backend (net::make_transport). `refuse`: the connection is
+    // over limits.max_connections: its first request is answered 503 with Retry-After, then it closes.
+    server_connection(worker& owner, int fd, bool refuse = false);
     ~server_connection();
     server_connection(const server_connection&) = delete;
     server_connection& operator=(const server_connection&) = delete;
@@ -57,6 +58,7 @@ private:
     static void on_handler_done(void* self) noexcept;
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
+    bool overloaded(request_state& s);
     void log_access(const request_time_parts& parts, std::size_t response_bytes) noexcept;
     void fail(http::status code, std::string_view detail);
     void answer_and_close(http::status code, std::string_view detail);
@@ -87,6 +89,8 @@ private:
     std::size_t chunk_pos_ = 0;     // chunked: next undecoded byte, from begin_
     std::size_t request_bytes_ = 0; // bytes of the whole request (head and framed body), from begin_
     bool continue_sent_ = false;
+    bool refuse_ = false;          // over limits.max_connections: 503 and close
+    bool handler_counted_ = false; // counted in owner_.handlers_running
 
     task<void> handler_task_;
 

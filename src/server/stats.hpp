@@ -9,12 +9,15 @@ namespace hotpath {
 
 struct loop_stats {
     counter connections_accepted;
-    counter connections_rejected; // over limits.max_connections
+    counter connections_rejected; // far over limits.max_connections: closed at once
     counter connections_closed;
     counter requests;              // requests dispatched to a handler or answered 404/405
     counter responses_by_class[6]; // index = status / 100 (1xx..5xx)
     counter bad_requests;          // malformed or over a limit: answered 4xx/5xx by the connection, then closed
     counter handler_exceptions;    // exceptions escaping handlers, answered 500
+    // Overload: requests answered 503 with Retry-After at once, by the limit they met.
+    counter refused_in_flight;   // limits.max_requests_in_flight on their loop
+    counter refused_connections; // limits.max_connections: the first request of a connection over it
     // Slow clients, counted apart from malformed requests (a 408 is not a bad request):
     counter header_timeouts;   // a request head not whole within limits.request_headers_timeout: 408, or a close
                                // when not one byte of it came
@@ -40,7 +43,9 @@ struct server_stats {
     std::uint64_t responses_by_class[6] = {};
     std::uint64_t bad_requests = 0; // malformed or over a limit; timeouts are not counted here
     std::uint64_t handler_exceptions = 0;
-    std::uint64_t timeouts = 0; // slow clients: header_timeouts + body_timeouts + response_timeouts
+    std::uint64_t refused_in_flight = 0;   // 503: over limits.max_requests_in_flight
+    std::uint64_t refused_connections = 0; // 503: on a connection over limits.max_connections
+    std::uint64_t timeouts = 0;            // slow clients: header_timeouts + body_timeouts + response_timeouts
     std::uint64_t header_timeouts = 0;
     std::uint64_t body_timeouts = 0;
     std::uint64_t response_timeouts = 0;

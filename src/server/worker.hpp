@@ -54,6 +54,9 @@ struct worker {
     // What connections with a request in flight borrow (trimmed on the tick); an idle one holds none.
     request_state_pool states;
 
+    // Handlers started and not finished on this loop, for limits.max_requests_in_flight.
+    std::size_t handlers_running = 0;
+
     // Intrusive list of this loop's connections (each removes itself when destroyed).
     server_connection* first = nullptr;
     std::size_t connection_count = 0;

@@ -1,4 +1,5 @@
 // Every limit and timeout of the server, over real loopback sockets: the exact status, then the close.
+#include "net/sleep.hpp"
 #include "server/server.hpp"
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
@@ -423,9 +424,12 @@ TEST_F(limits_test, reading_below_the_minimum_rate_is_closed_and_above_it_is_ser
     EXPECT_LT(std::chrono::steady_clock::now() - t0, 8s);
 }
 
-TEST_F(limits_test, connections_over_the_maximum_are_closed_at_once) {
+// Past the maximum, a connection's first request gets 503 with Retry-After and the connection closes; past the
+// margin above it (a tenth and 16), new connections are closed at once.
+TEST_F(limits_test, connections_over_the_maximum_get_503_then_are_closed) {
     http::limits l;
     l.max_connections = 2;
+    l.retry_after = 7s;
     test_server srv(routes_, l);
     raw_client a(srv.port());
     raw_client b(srv.port());
@@ -433,15 +437,45 @@ TEST_F(limits_test, connections_over_the_maximum_are_closed_at_once) {
     b.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
     ASSERT_TRUE(a.read_reply());
     ASSERT_TRUE(b.read_reply());
-    raw_client third(srv.port());
-    EXPECT_TRUE(third.wait_closed(3s));
+    std::vector<std::unique_ptr<raw_client>> over;
+    for (int i = 0; i < 16; ++i) {
+        over.push_back(std::make_unique<raw_client>(srv.port()));
+    }
+    raw_client past_margin(srv.port());
+    EXPECT_TRUE(past_margin.wait_closed(3s));
     EXPECT_EQ(srv.get().stats().connections_rejected, 1u);
-    // The first two still work.
+    for (auto& c : over) {
+        c->send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+        const auto r = c->read_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 503);
+        EXPECT_EQ(r->field("retry-after"), "7");
+        EXPECT_EQ(r->field("connection"), "close");
+        EXPECT_EQ(r->field("content-type"), "application/problem+json");
+        EXPECT_TRUE(c->wait_closed());
+    }
+    EXPECT_EQ(srv.get().stats().refused_connections, 16u);
+    // The first two still work, and once the refused ones are gone, a new connection is served again.
     a.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
     EXPECT_TRUE(a.read_reply());
+    over.clear();
+    b.send("GET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+    ASSERT_TRUE(b.read_reply());
+    ASSERT_TRUE(b.wait_closed());
+    bool served = false;
+    for (int attempt = 0; attempt < 50 && !served; ++attempt) { // the server sees the closes a moment later
+        raw_client again(srv.port());
+        again.send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
+        const auto r = again.read_reply();
+        served = r && r->status == 200;
+        if (!served) {
+            std::this_thread::sleep_for(20ms);
+        }
+    }
+    EXPECT_TRUE(served);
 }
 
-// Loops accept at the same time; together they still admit no more than the maximum.
+// Loops accept at the same time; together they still serve no more than the maximum.
 TEST_F(limits_test, the_connection_maximum_holds_across_loops) {
     http::limits l;
     l.max_connections = 4;
@@ -460,15 +494,64 @@ TEST_F(limits_test, the_connection_maximum_holds_across_loops) {
     for (auto& t : connectors) {
         t.join();
     }
-    int answered = 0;
+    int served = 0;
+    int refused = 0;
     for (auto& list : clients) {
         for (auto& c : list) {
             c->send("GET /hello HTTP/1.1\r\nHost: t\r\n\r\n");
-            answered += c->read_reply(3s).has_value() ? 1 : 0;
+            const auto r = c->read_reply(3s);
+            served += r && r->status == 200 ? 1 : 0;
+            refused += r && r->status == 503 ? 1 : 0;
         }
     }
-    EXPECT_EQ(answered, 4);
-    EXPECT_EQ(srv.get().stats().connections_rejected, 2u * per_thread - 4);
+    EXPECT_EQ(served, 4);
+    EXPECT_EQ(refused, 16); // the margin: 4 / 10 + 16
+    EXPECT_EQ(srv.get().stats().connections_rejected, 2u * per_thread - 4 - 16);
+}
+
+// Past limits.max_requests_in_flight on a loop, a request is answered 503 at once, its connection kept; once the
+// handlers in flight end, requests are served again.
+TEST_F(limits_test, requests_over_the_in_flight_limit_get_503_at_once_and_the_server_recovers) {
+    app slow;
+    slow.get("/slow", [](request&, response& res) -> task<void> {
+        co_await net::sleep_for(400ms);
+        res.text("done");
+    });
+    slow.get("/fast", [](request&, response& res) { res.text("fast"); });
+    http::limits l;
+    l.max_requests_in_flight = 2;
+    test_server srv(slow, l);
+    raw_client a(srv.port());
+    raw_client b(srv.port());
+    raw_client c(srv.port());
+    a.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");
+    b.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");
+    std::this_thread::sleep_for(100ms); // both handlers are waiting
+    const auto t0 = std::chrono::steady_clock::now();
+    c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n");
+    const auto refused = c.read_reply();
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, 503);
+    EXPECT_EQ(refused->field("retry-after"), "1");
+    EXPECT_EQ(refused->field("content-type"), "application/problem+json");
+    EXPECT_EQ(refused->field("connection"), "");
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 200ms);
+    // A synchronous handler never waits: it is refused too while the loop is at the limit.
+    c.send("GET /fast HTTP/1.1\r\nHost: t\r\n\r\n");
+    const auto fast = c.read_reply();
+    ASSERT_TRUE(fast);
+    EXPECT_EQ(fast->status, 503);
+    for (raw_client* x : {&a, &b}) {
+        const auto r = x->read_reply();
+        ASSERT_TRUE(r);
+        EXPECT_EQ(r->status, 200);
+    }
+    c.send("GET /slow HTTP/1.1\r\nHost: t\r\n\r\n"); // the same connection, served once there is room
+    const auto later = c.read_reply();
+    ASSERT_TRUE(later);
+    EXPECT_EQ(later->status, 200);
+    EXPECT_EQ(later->body, "done");
+    EXPECT_EQ(srv.get().stats().refused_in_flight, 2u);
 }
 
 } // namespace
