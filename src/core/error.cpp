@@ -38,6 +38,8 @@ public:
             return "unexpected status";
         case errc::invalid_json:
             return "invalid JSON";
+        case errc::body_too_large:
+            return "request body over the size limit";
         case errc::invalid_address:
             return "not an IP address or a host name (an address is needed, e.g. 127.0.0.1, ::1 or localhost)";
         }

@@ -23,6 +23,8 @@ enum class errc {
     cancelled,          // the caller abandoned the call (its own peer went away)
     unexpected_status,  // a typed call got a status other than 2xx
     invalid_json,       // a typed call's body was not the JSON it expected
+    // A streamed request body (server: request::read_body).
+    body_too_large, // the body passed its route's size limit
     // The server's start-up failures (besides the system's own, such as address in use).
     invalid_address, // the address to listen on is neither an IP address nor a host name
 };

@@ -57,7 +57,13 @@ constexpr std::size_t max_chunk_size_digits = 16;
 
 } // namespace
 
+void chunked_decoder::reset(std::uint64_t max_body_bytes) noexcept {
+    reset();
+    max_body_bytes_ = max_body_bytes == 0 ? ~std::uint64_t{0} : max_body_bytes;
+}
+
 void chunked_decoder::reset() noexcept {
+    max_body_bytes_ = limits_->max_body_bytes;
     state_ = static_cast<std::uint8_t>(state::size_first);
     chunk_remaining_ = 0;
     body_bytes_ = 0;
@@ -128,8 +134,8 @@ chunk_result chunked_decoder::decode(const char* input, std::size_t size, char* 
                 }
                 ++digits_;
                 chunk_remaining_ = chunk_remaining_ * 16 + hex_value(c);
-                // The size only grows with more digits: 413 is provable now. body_bytes_ <= max_body_bytes.
-                if (chunk_remaining_ > lim.max_body_bytes - body_bytes_) {
+                // The size only grows with more digits: 413 is provable now. body_bytes_ <= max_body_bytes_.
+                if (chunk_remaining_ > max_body_bytes_ - body_bytes_) {
                     return fail(state::failed_413, status::content_too_large);
                 }
                 st = state::size;

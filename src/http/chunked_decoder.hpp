@@ -33,18 +33,21 @@ struct chunk_result {
 // limits.max_header_bytes (→ 431); lines end in CRLF only.
 class chunked_decoder {
 public:
-    explicit chunked_decoder(const limits& l) noexcept : limits_(&l) {}
+    explicit chunked_decoder(const limits& l) noexcept : limits_(&l), max_body_bytes_(l.max_body_bytes) {}
 
     chunk_result decode(const char* input, std::size_t size, char* out) noexcept;
 
-    // Start a new body.
+    // Start a new body, of at most limits.max_body_bytes.
     void reset() noexcept;
+    // Start a new body of at most `max_body_bytes` (a streaming route's own limit; 0: none).
+    void reset(std::uint64_t max_body_bytes) noexcept;
 
     // Payload bytes decoded so far in this body.
     std::uint64_t body_bytes() const noexcept { return body_bytes_; }
 
 private:
     const limits* limits_;
+    std::uint64_t max_body_bytes_; // past it: 413
     // Internal state of the incremental machine; the implementation documents each.
     std::uint8_t state_ = 0;
     std::uint64_t chunk_remaining_ = 0;

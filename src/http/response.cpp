@@ -90,7 +90,8 @@ void response::clear() noexcept {
     body_.clear();
 }
 
-void response::serialize(std::string& out, std::string_view date, connection_field connection, bool head_only) const {
+// The status line, Server, Date, the handler's fields and Content-Type.
+void response::append_start(std::string& out, std::string_view date) const {
     const unsigned code = to_int(status_);
     char status_digits[3] = {static_cast<char>('0' + code / 100 % 10), static_cast<char>('0' + code / 10 % 10),
                              static_cast<char>('0' + code % 10)};
@@ -102,26 +103,49 @@ void response::serialize(std::string& out, std::string_view date, connection_fie
     out.append(date);
     out.append("\r\n");
     out.append(fields_);
-    const bool has_content = allows_body(status_);
-    if (!content_type_.empty() && has_content) {
+    if (!content_type_.empty() && allows_body(status_)) {
         out.append("Content-Type: ");
         out.append(content_type_);
         out.append("\r\n");
     }
-    if (has_content) {
-        out.append("Content-Length: ");
-        append_number(out, body_.size());
-        out.append("\r\n");
-    }
+}
+
+void response::append_connection(std::string& out, connection_field connection) {
     if (connection == connection_field::close) {
         out.append("Connection: close\r\n");
     } else if (connection == connection_field::keep_alive) {
         out.append("Connection: keep-alive\r\n");
     }
     out.append("\r\n");
+}
+
+void response::serialize(std::string& out, std::string_view date, connection_field connection, bool head_only) const {
+    append_start(out, date);
+    const bool has_content = allows_body(status_);
+    if (has_content) {
+        out.append("Content-Length: ");
+        append_number(out, body_.size());
+        out.append("\r\n");
+    }
+    append_connection(out, connection);
     if (has_content && !head_only) {
         out.append(body_);
     }
+}
+
+void response::serialize_head(std::string& out, std::string_view date, connection_field connection, streamed framing,
+                              std::uint64_t length) const {
+    append_start(out, date);
+    if (allows_body(status_)) {
+        if (framing == streamed::length) {
+            out.append("Content-Length: ");
+            append_number(out, length);
+            out.append("\r\n");
+        } else if (framing == streamed::chunked) {
+            out.append("Transfer-Encoding: chunked\r\n");
+        }
+    }
+    append_connection(out, connection);
 }
 
 } // namespace hotpath::http

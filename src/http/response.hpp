@@ -3,6 +3,7 @@
 
 #include "http/status.hpp"
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -48,7 +49,21 @@ public:
     // (a HEAD request: same fields, no content, RFC 9110 §9.3.2).
     void serialize(std::string& out, std::string_view date, connection_field connection, bool head_only) const;
 
+    // How a body written in pieces after serialize_head is framed.
+    enum class streamed : std::uint8_t {
+        length,      // Content-Length: the length given
+        chunked,     // Transfer-Encoding: chunked (HTTP/1.1)
+        until_close, // neither: the body ends when the connection closes (HTTP/1.0)
+    };
+    // Appends the status line and fields of a response whose body follows in pieces, framed as `framing` says
+    // (`length` with streamed::length). A status that has no content (1xx, 204, 304) gets no framing field.
+    void serialize_head(std::string& out, std::string_view date, connection_field connection, streamed framing,
+                        std::uint64_t length) const;
+
 private:
+    void append_start(std::string& out, std::string_view date) const;
+    static void append_connection(std::string& out, connection_field connection);
+
     http::status status_ = http::status::ok;
     std::string fields_; // "name: value\r\n" lines added by the handler
     std::string content_type_;

@@ -25,6 +25,9 @@ namespace hotpath {
 struct handler {
     std::function<void(request&, response&)> sync;
     std::function<task<void>(request&, response&)> async;
+    // app.streaming(): runs once the head is here and reads the body as it arrives, up to max_body_bytes.
+    bool streams_body = false;
+    std::uint64_t max_body_bytes = 0; // 0: no limit
 };
 
 // A method a route is registered for: any http::method but `other`, which names no method. Checked at compile
@@ -63,6 +66,24 @@ public:
         add_any(pattern, make_handler(std::forward<F>(fn)));
         return *this;
     }
+
+    // A route whose coroutine handler reads the request body as it arrives (co_await req.read_body(), see
+    // request::read_body) instead of once it is whole: for uploads too large to hold, or written on as they come.
+    // The handler runs as soon as the head is here. `max_body_bytes` bounds this route's bodies instead of
+    // limits.max_body_bytes (0: no limit): a Content-Length over it is answered 413 before the handler runs, a
+    // chunked body passing it fails the read with errc::body_too_large.
+    template <typename F>
+    app& streaming(route_method m, std::string_view pattern, F&& fn, std::uint64_t max_body_bytes) {
+        handler h = make_handler(std::forward<F>(fn));
+        static_assert(std::is_same_v<std::invoke_result_t<F&, request&, response&>, task<void>>,
+                      "a streaming handler is a coroutine: it awaits the body's pieces");
+        h.streams_body = true;
+        h.max_body_bytes = max_body_bytes;
+        add(m.value(), pattern, std::move(h));
+        has_streaming_ = true;
+        return *this;
+    }
+    bool has_streaming_routes() const noexcept { return has_streaming_; }
 
     template <typename F>
     app& get(std::string_view pattern, F&& fn) {
@@ -129,6 +150,7 @@ private:
     std::vector<handler> handlers_;
     std::vector<route_key> keys_; // by handler id
     std::vector<std::shared_ptr<const metrics::source>> exposed_;
+    bool has_streaming_ = false;
 };
 
 } // namespace hotpath

@@ -2,9 +2,11 @@
 #pragma once
 
 #include "core/cancel.hpp"
+#include "core/result.hpp"
 #include "http/request_head.hpp"
 #include "http/router.hpp"
 
+#include <coroutine>
 #include <string_view>
 
 namespace hotpath {
@@ -14,6 +16,21 @@ class loop;
 }
 struct worker;
 class response;
+class request;
+class server_connection;
+
+// `co_await req.read_body()`: the next piece of the request body (see request::read_body).
+class body_read {
+public:
+    bool await_ready() noexcept;
+    void await_suspend(std::coroutine_handle<> waiting) noexcept;
+    result<std::string_view> await_resume() noexcept;
+
+private:
+    friend class request;
+    explicit body_read(request& r) noexcept : req_(r) {}
+    request& req_;
+};
 
 // Every string_view returned stays valid until the handler's response is complete (the connection keeps
 // the bytes in its read buffer until then). A request belongs to its connection's loop.
@@ -36,8 +53,18 @@ public:
     // tells an absent parameter from an empty one.
     std::string_view query_param(std::string_view name) const noexcept;
     bool has_query_param(std::string_view name) const noexcept;
-    // The whole body (chunked coding already removed).
+    // The whole body (chunked coding already removed). Empty on a route registered with app.streaming(): there the
+    // body is read with read_body() as it arrives.
     std::string_view body() const noexcept { return body_; }
+    // `co_await req.read_body()`: the next piece of the body, chunked coding removed; an empty piece at its end. A
+    // piece stays valid until the next read_body(). On a streaming route (app.streaming) pieces come as they
+    // arrive, and the connection reads no further than the handler takes (back-pressure: a piece not yet asked
+    // for stops reading); "Expect: 100-continue" is answered on the first call, so a handler may refuse a body
+    // before the client sends it. Elsewhere the first call gives the whole body at once. Errors are values:
+    // errc::body_too_large (over the route's limit), errc::bad_request (malformed chunked coding),
+    // errc::timeout (slower than limits.min_body_bytes_per_second), errc::closed (the client went away); the
+    // response is then that status's problem, whatever the handler sets, and the connection closes.
+    body_read read_body() noexcept { return body_read(*this); }
 
     const http::request_head& head() const noexcept { return *head_; }
     // The event loop serving this request.
@@ -49,8 +76,11 @@ public:
 
 private:
     friend class server_connection;
+    friend class body_read;
     friend struct request_state;
     const http::request_head* head_ = nullptr;
+    server_connection* connection_ = nullptr; // while a handler runs
+    bool body_read_ = false;                  // read_body() gave the whole body (a route that does not stream)
     http::route_params params_;
     std::string_view body_;
     net::loop* loop_ = nullptr;

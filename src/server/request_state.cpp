@@ -62,6 +62,7 @@ void request_state_pool::give(request_state* state) noexcept {
         reset_json_arena(*state->res.arena_);
     }
     state->aborted.reset();
+    state->stream.reset();
     state->out.clear();
     state->writing.clear();
     state->next_free = free_;

@@ -12,6 +12,7 @@
 #include "server/stats.hpp"
 
 #include <chrono>
+#include <coroutine>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -53,6 +54,31 @@ struct request_state {
     std::chrono::steady_clock::time_point received_at{};
     std::chrono::steady_clock::time_point dispatched_at{};
     time_attribution timing;
+
+    // A body streamed to or from the handler (app.streaming, response::write), for the request being handled.
+    struct stream_state {
+        // In: the handler reads the body as it arrives. Its pieces are decoded in place right after the head; the
+        // piece the handler holds is dropped when it asks for the next.
+        bool in = false;
+        bool in_complete = false;         // the body's end was reached (the next read gives an empty piece)
+        errc in_error{};                  // the read failed: the response becomes this error's status
+        std::uint64_t in_left = 0;        // Content-Length: bytes not yet given to the handler
+        std::size_t piece = 0;            // the bytes of the piece the handler holds
+        std::coroutine_handle<> reader;   // a handler awaiting the next piece
+        std::int64_t reader_since_ns = 0; // its wait, for the time attribution
+        // Out: the response body is written in pieces.
+        enum class framing : std::uint8_t { none, chunked, length, until_close };
+        framing out = framing::none;    // none: not streamed (or not yet)
+        bool out_head_only = false;     // HEAD, or a status without content: the fields are sent, no piece
+        bool out_keep = false;          // the fields sent did not say "Connection: close"
+        bool out_failed = false;        // the handler failed after the fields went: the body stays unfinished
+        std::uint64_t out_left = 0;     // length: bytes still owed
+        std::uint64_t out_bytes = 0;    // bytes written, framing included
+        std::coroutine_handle<> writer; // a handler awaiting room to write
+        std::int64_t writer_since_ns = 0;
+        void reset() noexcept { *this = {}; }
+    };
+    stream_state stream;
 
     std::string out;     // responses waiting to be written
     std::string writing; // the buffer being written

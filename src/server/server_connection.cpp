@@ -25,6 +25,8 @@ namespace {
 constexpr std::size_t out_high_water_bytes = 256 * 1024;
 // Past this many bytes received but not yet handled, stop reading until they are.
 constexpr std::size_t in_high_water_bytes = 256 * 1024;
+// A streaming route's read buffer: its pieces are at most this much less the head.
+constexpr std::size_t stream_buffer_bytes = 64 * 1024;
 // After an error response, read and discard for this long so the peer sees the response, not a reset.
 constexpr std::chrono::seconds linger_time{2};
 
@@ -161,6 +163,18 @@ void server_connection::on_transport_data(std::string_view bytes) {
     } else if (timeout_ == timeout_kind::body_rate) {
         body_received_ += bytes.size();
     }
+    if (phase_ == phase::handler && s.stream.in && !s.stream.in_complete) {
+        // A body streamed to the handler: what fits after the unread pieces, the rest kept until it asks.
+        const std::size_t fit = s.overflow.empty() ? std::min(bytes.size(), s.capacity - end_) : 0;
+        std::memcpy(s.in.get() + end_, bytes.data(), fit);
+        end_ += fit;
+        if (fit < bytes.size()) {
+            s.overflow.append(bytes.substr(fit));
+        }
+        stream_reading();
+        resume_reader();
+        return;
+    }
     if (phase_ == phase::handler) {
         // The handler holds views into the buffer: append only where nothing moves.
         if (s.overflow.empty() && s.capacity - end_ >= bytes.size()) {
@@ -194,6 +208,11 @@ void server_connection::on_transport_end(std::error_code) {
     peer_ended_ = true;
     if (phase_ == phase::handler) {
         state_->aborted.cancel(); // no one is left to read the answer: the handler's calls may stop
+        if (state_->stream.in && !state_->stream.in_complete) {
+            fail_body(errc::closed);
+            resume_reader(); // last: the handler may finish (and close) from here
+            return;
+        }
     }
     // Nothing owed, or a lingering close done: close now. Otherwise finish the response in progress.
     if (phase_ == phase::closing || (phase_ != phase::handler && nothing_to_write())) {
@@ -217,7 +236,9 @@ void server_connection::take_overflow() {
 // state (bytes arrived, a handler finished, or a write did); gives it back when that leaves the connection idle.
 void server_connection::do_process() {
     request_state& s = *state_;
-    take_overflow();
+    if (phase_ != phase::handler) {
+        take_overflow(); // never under a running handler: the buffer may move, and it holds views into it
+    }
     while (!closed_ && s.out.size() < out_high_water_bytes) {
         if (phase_ == phase::head && !do_head()) {
             break;
@@ -280,7 +301,15 @@ bool server_connection::do_head() {
     body_bytes_ = 0;
     chunk_pos_ = head_bytes_;
     continue_sent_ = false;
+    s.stream.reset();
     const auto& limits = owner_.options.limits;
+    if (s.head.framing != http::body_framing::none && owner_.routes.has_streaming_routes()) {
+        // A streaming route's handler runs now, with the body still to come.
+        const auto match = owner_.routes.routes().match(s.head.method, s.head.path, s.req.params_);
+        if (match.status == http::route_status::found && owner_.routes.handler_at(match.handler).streams_body) {
+            return start_streaming_body(owner_.routes.handler_at(match.handler));
+        }
+    }
     switch (s.head.framing) {
     case http::body_framing::none:
         request_bytes_ = head_bytes_;
@@ -304,6 +333,34 @@ bool server_connection::do_head() {
     timeout_ = timeout_kind::body_rate;
     body_started_ = owner_.loop.now();
     body_received_ = end_ - begin_ - head_bytes_;
+    return true;
+}
+
+// The head of a request for a streaming route is here: its handler runs next, and the body goes to it in pieces.
+bool server_connection::start_streaming_body(const handler& h) {
+    request_state& s = *state_;
+    s.stream.in = true;
+    if (s.head.framing == http::body_framing::content_length) {
+        if (h.max_body_bytes != 0 && s.head.content_length > h.max_body_bytes) {
+            fail(http::status::content_too_large, "the request body is over the size limit");
+            return false;
+        }
+        s.stream.in_left = s.head.content_length;
+        s.stream.in_complete = s.stream.in_left == 0;
+        phase_ = phase::body_length;
+    } else {
+        s.chunked.reset(h.max_body_bytes);
+        phase_ = phase::body_chunked;
+    }
+    // Room for the pieces to come, made now: once the handler runs, the buffer never moves (the head's views).
+    if (!ensure_space(stream_buffer_bytes)) {
+        fail(http::status::internal_server_error, "the request head could not be kept");
+        return false;
+    }
+    timeout_ = s.stream.in_complete ? timeout_kind::none : timeout_kind::body_rate;
+    body_started_ = owner_.loop.now();
+    body_received_ = end_ - begin_ - head_bytes_;
+    phase_ = phase::ready;
     return true;
 }
 
@@ -359,7 +416,12 @@ void server_connection::do_dispatch() {
     s.dispatched_at = std::chrono::steady_clock::now();
     s.timing.start();
     s.req.worker_ = &owner_;
-    timeout_ = timeout_kind::none;
+    s.req.connection_ = this;
+    s.req.body_read_ = false;
+    s.res.connection_ = this;
+    s.res.has_length_ = false;
+    // A streamed body is still arriving: its rate is watched while the handler reads it.
+    timeout_ = s.stream.in && !s.stream.in_complete ? timeout_kind::body_rate : timeout_kind::none;
     s.req.body_ = {s.in.get() + begin_ + head_bytes_, body_bytes_};
     s.res.clear();
     if (s.res.arena_ != nullptr) {
@@ -466,15 +528,48 @@ void server_connection::finish_handler(const std::exception_ptr& error) {
     }
     if (error) {
         owner_.stats.handler_exceptions.add();
-        state_->res.clear();
-        state_->res.problem(http::status::internal_server_error, "the handler failed");
+        if (state_->stream.out != request_state::stream_state::framing::none) {
+            state_->stream.out_failed = true; // the status is sent: the client sees an unfinished body instead
+        } else {
+            state_->res.clear();
+            state_->res.problem(http::status::internal_server_error, "the handler failed");
+        }
     }
     finish_request();
 }
 
 void server_connection::finish_request() {
     request_state& s = *state_;
-    const bool keep = s.head.keep_alive && !owner_.draining && !refuse_;
+    auto& st = s.stream;
+    using framing = request_state::stream_state::framing;
+    // A streamed body: the piece the handler held goes, so that what follows the body starts right after the head;
+    // a body not read to its end is still on the wire, and the connection cannot go on.
+    const bool body_unread = st.in && !st.in_complete;
+    if (st.in) {
+        drop_piece();
+        st.reader = {};
+        if (st.in_error != errc{} && st.out == framing::none) {
+            // The body failed: whatever the handler answered, the client hears why.
+            const errc e = st.in_error;
+            s.res.clear();
+            if (e == errc::body_too_large) {
+                s.res.problem(http::status::content_too_large, "the request body is over the size limit");
+            } else if (e == errc::timeout) {
+                s.res.problem(http::status::request_timeout, "the request body is arriving too slowly");
+            } else {
+                s.res.problem(http::status::bad_request, e == errc::bad_request ? "the chunked body is malformed"
+                                                                                : "the request body did not arrive");
+            }
+            if (e != errc::timeout) {
+                owner_.stats.bad_requests.add();
+            }
+        }
+    }
+    bool keep = s.head.keep_alive && !owner_.draining && !refuse_ && !body_unread && st.in_error == errc{};
+    if (st.out != framing::none) {
+        keep = keep && st.out_keep && !st.out_failed &&
+               (st.out != framing::length || st.out_left == 0 || st.out_head_only);
+    }
     const auto field =
         !keep ? http::connection_field::close
               : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
@@ -492,15 +587,26 @@ void server_connection::finish_request() {
         add_server_timing(s.res, parts, s.timing);
     }
     const std::size_t out_before = s.out.size();
-    s.res.serialize(s.out, owner_.loop.http_date(), field, s.head.method == http::method::head);
+    std::size_t streamed = 0;
+    if (st.out == framing::none) {
+        s.res.serialize(s.out, owner_.loop.http_date(), field, s.head.method == http::method::head);
+    } else {
+        if (st.out == framing::chunked && !st.out_head_only && !st.out_failed) {
+            s.out.append("0\r\n\r\n");
+        }
+        streamed = st.out_bytes;
+    }
     parts.write_ns = elapsed_ns(finished, std::chrono::steady_clock::now());
     const unsigned status_class = std::min(http::to_int(s.res.status()) / 100, 5u);
     owner_.stats.responses_by_class[status_class].add();
     owner_.route_stats.at(s.route).record(status_class, parts, s.timing);
     if (owner_.log_ring != nullptr) {
-        log_access(parts, s.out.size() - out_before);
+        log_access(parts, s.out.size() - out_before + streamed);
     }
 
+    if (st.in) {
+        request_bytes_ = head_bytes_; // the body's bytes are gone, piece by piece
+    }
     begin_ += request_bytes_;
     if (begin_ == end_) {
         begin_ = end_ = 0;
@@ -508,7 +614,7 @@ void server_connection::finish_request() {
     s.parser.reset();
     if (!keep) {
         phase_ = phase::closing;
-        linger_ = begin_ != end_; // pipelined requests we will not answer
+        linger_ = begin_ != end_ || body_unread; // pipelined requests we will not answer, or the body's rest
         return;
     }
     phase_ = phase::head;
@@ -629,10 +735,14 @@ void server_connection::on_transport_written(std::error_code error) {
     }
     if (!state_->out.empty()) {
         do_write();
+        resume_writer();
         return;
     }
     if (phase_ == phase::closing) {
         do_linger();
+        return;
+    }
+    if (resume_writer()) {
         return;
     }
     do_process();
@@ -725,7 +835,13 @@ void server_connection::on_tick(net::clock::time_point now) {
             const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
             if (body_received_ < limits.min_body_bytes_per_second * static_cast<std::uint64_t>(seconds)) {
                 owner_.stats.body_timeouts.add();
-                answer_and_close(http::status::request_timeout, "the request body is arriving too slowly");
+                if (phase_ == phase::handler) {
+                    // Streamed to a running handler: its read fails, and the response says 408 (finish_request).
+                    fail_body(errc::timeout);
+                    resume_reader();
+                } else {
+                    answer_and_close(http::status::request_timeout, "the request body is arriving too slowly");
+                }
             }
         }
         return;
@@ -758,6 +874,8 @@ void server_connection::close() {
     if (phase_ == phase::handler) {
         // Abandon a suspended handler: destroying its frame cancels what it awaits.
         state_->aborted.cancel();
+        state_->stream.reader = {};
+        state_->stream.writer = {};
         handler_task_.reset();
     }
     if (handler_counted_) {
@@ -765,6 +883,251 @@ void server_connection::close() {
         --owner_.handlers_running;
     }
     transport_->close();
+}
+
+// --- Bodies streamed to and from a handler ---------------------------------------------------------------------
+
+// Drops the piece the handler held (and, chunked, the framing decoded so far): what is left moves to right after
+// the head, and what waited in the overflow follows it as far as the buffer allows (it never grows).
+void server_connection::drop_piece() noexcept {
+    request_state& s = *state_;
+    char* const base = s.in.get();
+    char* const body = base + begin_ + head_bytes_;
+    const bool chunked = s.head.framing == http::body_framing::chunked;
+    char* const from = chunked ? base + begin_ + chunk_pos_ : body + s.stream.piece;
+    const std::size_t rest = static_cast<std::size_t>(base + end_ - from);
+    if (from != body) {
+        std::memmove(body, from, rest);
+        end_ = begin_ + head_bytes_ + rest;
+    }
+    chunk_pos_ = head_bytes_;
+    s.stream.piece = 0;
+    if (!s.overflow.empty() && end_ < s.capacity) {
+        const std::size_t n = std::min(s.overflow.size(), s.capacity - end_);
+        std::memcpy(base + end_, s.overflow.data(), n);
+        end_ += n;
+        s.overflow.erase(0, n);
+    }
+    stream_reading();
+}
+
+// Back-pressure on a streamed body: read while the buffer has room, stop when it is full (the handler has not
+// taken what is there).
+void server_connection::stream_reading() noexcept {
+    const request_state& s = *state_;
+    if (!s.stream.in || s.stream.in_complete || s.stream.in_error != errc{} || closed_) {
+        return;
+    }
+    const bool room = s.overflow.empty() && end_ < s.capacity;
+    if (room && reading_paused_) {
+        reading_paused_ = false;
+        transport_->start_reading();
+    } else if (!room && !reading_paused_) {
+        reading_paused_ = true;
+        transport_->stop_reading();
+    }
+}
+
+void server_connection::fail_body(errc error) noexcept {
+    request_state& s = *state_;
+    s.stream.in_error = error;
+    if (timeout_ == timeout_kind::body_rate) {
+        timeout_ = timeout_kind::none;
+    }
+    if (!reading_paused_ && !closed_) {
+        reading_paused_ = true; // the rest of the body is of no use; the connection closes after the response
+        transport_->stop_reading();
+    }
+}
+
+// Whether the next read_body() has its answer: a piece, the end, or an error. Drops the previous piece first.
+bool server_connection::body_piece_ready() noexcept {
+    request_state& s = *state_;
+    auto& st = s.stream;
+    if (!st.in) {
+        return true; // the whole body, read before the handler ran
+    }
+    drop_piece();
+    if (st.in_error != errc{} || st.in_complete) {
+        return true;
+    }
+    if (!continue_sent_ && s.head.expect_continue && s.head.version_minor == 1) {
+        // RFC 9110 §10.1.1: the handler wants the body; a client that waits for it may send it now.
+        continue_sent_ = true;
+        s.out.append(continue_response);
+        do_write();
+    }
+    char* const base = s.in.get() + begin_;
+    if (s.head.framing == http::body_framing::content_length) {
+        const std::size_t have = end_ - begin_ - head_bytes_;
+        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(have, st.in_left));
+        if (n == 0) {
+            return false;
+        }
+        st.piece = n;
+        st.in_left -= n;
+    } else {
+        const auto r = s.chunked.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_);
+        chunk_pos_ += r.consumed;
+        if (r.status == http::chunk_status::error) {
+            fail_body(r.error == http::status::content_too_large ? errc::body_too_large : errc::bad_request);
+            return true;
+        }
+        st.piece = r.produced;
+        if (r.status != http::chunk_status::done && r.produced == 0) {
+            drop_piece(); // only framing so far: make room for more
+            return false;
+        }
+        if (r.status != http::chunk_status::done) {
+            return true;
+        }
+        st.in_left = 0;
+    }
+    if (st.in_left == 0) {
+        st.in_complete = true;
+        if (timeout_ == timeout_kind::body_rate) {
+            timeout_ = timeout_kind::none;
+        }
+    }
+    return true;
+}
+
+void server_connection::wait_body_piece(std::coroutine_handle<> reader) noexcept {
+    request_state& s = *state_;
+    s.stream.reader = reader;
+    s.stream.reader_since_ns = time_attribution::now_ns();
+    s.timing.begin_wait(wait_kind::client, s.stream.reader_since_ns);
+}
+
+// Resumes a handler awaiting a piece once it has its answer. Last in its caller: the handler may finish and the
+// connection close from here.
+void server_connection::resume_reader() noexcept {
+    request_state& s = *state_;
+    if (!s.stream.reader || !body_piece_ready()) {
+        return;
+    }
+    const auto reader = std::exchange(s.stream.reader, {});
+    s.timing.end_wait(wait_kind::client, s.stream.reader_since_ns, time_attribution::now_ns());
+    reader.resume();
+}
+
+result<std::string_view> server_connection::take_body_piece() noexcept {
+    request_state& s = *state_;
+    if (!s.stream.in) {
+        if (s.req.body_read_) {
+            return std::string_view{};
+        }
+        s.req.body_read_ = true;
+        return s.req.body_;
+    }
+    if (s.stream.in_error != errc{}) {
+        return s.stream.in_error;
+    }
+    return std::string_view(s.in.get() + begin_ + head_bytes_, s.stream.piece);
+}
+
+// The first piece of a streamed response: its status and fields go out, framed by what is known of its length.
+void server_connection::start_response_stream() {
+    request_state& s = *state_;
+    auto& st = s.stream;
+    using framing = request_state::stream_state::framing;
+    st.out = s.res.has_length_ ? framing::length : s.head.version_minor >= 1 ? framing::chunked : framing::until_close;
+    st.out_left = s.res.length_;
+    st.out_head_only = s.head.method == http::method::head || !http::allows_body(s.res.status());
+    st.out_keep = s.head.keep_alive && !owner_.draining && !refuse_ && st.out != framing::until_close;
+    const auto field =
+        !st.out_keep ? http::connection_field::close
+                     : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
+    const auto as = st.out == framing::length    ? http::response::streamed::length
+                    : st.out == framing::chunked ? http::response::streamed::chunked
+                                                 : http::response::streamed::until_close;
+    const std::size_t before = s.out.size();
+    s.res.serialize_head(s.out, owner_.loop.http_date(), field, as, s.res.length_);
+    st.out_bytes += s.out.size() - before;
+}
+
+std::error_code server_connection::write_body_piece(std::string_view piece) {
+    if (closed_ || peer_ended_) {
+        return errc::closed;
+    }
+    request_state& s = *state_;
+    auto& st = s.stream;
+    using framing = request_state::stream_state::framing;
+    if (st.out == framing::none) {
+        start_response_stream();
+    }
+    if (st.out_head_only || piece.empty()) {
+        do_write();
+        return {};
+    }
+    const std::size_t before = s.out.size();
+    if (st.out == framing::chunked) {
+        char size[24];
+        const auto end = fmt::format_to_n(size, sizeof(size), "{:x}\r\n", piece.size());
+        s.out.append(size, end.size);
+        s.out.append(piece);
+        s.out.append("\r\n");
+    } else {
+        if (st.out == framing::length) {
+            if (piece.size() > st.out_left) {
+                return errc::bad_request;
+            }
+            st.out_left -= piece.size();
+        }
+        s.out.append(piece);
+    }
+    st.out_bytes += s.out.size() - before;
+    do_write();
+    return {};
+}
+
+bool server_connection::write_room() const noexcept {
+    return closed_ || state_->out.size() < out_high_water_bytes;
+}
+
+void server_connection::wait_write_room(std::coroutine_handle<> writer) noexcept {
+    request_state& s = *state_;
+    s.stream.writer = writer;
+    s.stream.writer_since_ns = time_attribution::now_ns();
+    s.timing.begin_wait(wait_kind::client, s.stream.writer_since_ns);
+}
+
+// Resumes a handler awaiting room to write once the client has taken enough. True when it did (the handler may
+// have finished and the connection closed since).
+bool server_connection::resume_writer() noexcept {
+    request_state& s = *state_;
+    if (!s.stream.writer || s.out.size() >= out_high_water_bytes) {
+        return false;
+    }
+    const auto writer = std::exchange(s.stream.writer, {});
+    s.timing.end_wait(wait_kind::client, s.stream.writer_since_ns, time_attribution::now_ns());
+    writer.resume();
+    return true;
+}
+
+// The awaitables, on the connection of the request or response they belong to.
+bool body_read::await_ready() noexcept {
+    return req_.connection_->body_piece_ready();
+}
+void body_read::await_suspend(std::coroutine_handle<> waiting) noexcept {
+    req_.connection_->wait_body_piece(waiting);
+}
+result<std::string_view> body_read::await_resume() noexcept {
+    return req_.connection_->take_body_piece();
+}
+
+bool body_write::await_ready() noexcept {
+    error_ = res_.connection_->write_body_piece(piece_);
+    return error_ || res_.connection_->write_room();
+}
+void body_write::await_suspend(std::coroutine_handle<> waiting) noexcept {
+    res_.connection_->wait_write_room(waiting);
+}
+result<void> body_write::await_resume() noexcept {
+    if (error_) {
+        return error_;
+    }
+    return {};
 }
 
 // The transport reports from a fresh handler with nothing in flight, so nothing refers to this any more.

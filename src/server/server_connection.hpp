@@ -1,17 +1,20 @@
 // One client connection: read → parse → route → handler → write, then the next request, on one loop.
 #pragma once
 
+#include "core/result.hpp"
 #include "core/task.hpp"
 #include "http/status.hpp"
 #include "net/loop.hpp"
 #include "net/transport.hpp"
 
+#include <coroutine>
 #include <cstdint>
 #include <memory>
 
 namespace hotpath {
 
 struct request_time_parts;
+struct handler;
 
 struct worker;
 struct request_state;
@@ -39,6 +42,15 @@ public:
     // Close at once, abandoning any handler (drain timeout).
     void abort();
 
+    // For the awaitables of streamed bodies (request::read_body, response::write), on the loop, while the
+    // connection's handler runs.
+    bool body_piece_ready() noexcept;
+    void wait_body_piece(std::coroutine_handle<> reader) noexcept;
+    result<std::string_view> take_body_piece() noexcept;
+    std::error_code write_body_piece(std::string_view piece);
+    bool write_room() const noexcept;
+    void wait_write_room(std::coroutine_handle<> writer) noexcept;
+
     server_connection* prev = nullptr;
     server_connection* next = nullptr;
 
@@ -55,6 +67,13 @@ private:
     bool do_head();
     bool do_body();
     void do_dispatch();
+    bool start_streaming_body(const handler& h);
+    void drop_piece() noexcept;
+    void stream_reading() noexcept;
+    void fail_body(errc error) noexcept;
+    void resume_reader() noexcept;
+    bool resume_writer() noexcept;
+    void start_response_stream();
     static void on_handler_done(void* self) noexcept;
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
