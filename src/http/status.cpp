@@ -69,6 +69,8 @@ std::string_view reason_phrase(status s) noexcept {
         return "Gateway Timeout";
     case status::http_version_not_supported:
         return "HTTP Version Not Supported";
+    case status::insufficient_storage:
+        return "Insufficient Storage";
     case status::none:
         break;
     }

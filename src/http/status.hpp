@@ -41,6 +41,7 @@ enum class status : std::uint16_t {
     service_unavailable = 503,
     gateway_timeout = 504,
     http_version_not_supported = 505,
+    insufficient_storage = 507,
 };
 
 // The reason phrase for a status ("Not Found"); "Unknown" for codes without one.
