@@ -14,6 +14,7 @@ namespace hotpath {
 enum class wait_kind : std::uint8_t {
     downstream, // a client call: from its start to its result
     timer,      // sleep_for
+    blocking,   // a call on a blocking pool (net/blocking_pool.hpp): from its queueing to its result
 };
 
 // One request's waits, as intervals: the union of all waits (the handler was suspended on something known),
