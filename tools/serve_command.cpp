@@ -3,6 +3,7 @@
 
 #include "apps/apps.hpp"
 #include "apps/freight/service.hpp"
+#include "apps/profile/service.hpp"
 #include "load/plan.hpp"
 #include "server/server.hpp"
 
@@ -293,6 +294,39 @@ runner define_serve(CLI::App& serve_cmd) {
             apps::map_freight(routes, table,
                               freight->variant == "churn" ? apps::freight_variant::churn : apps::freight_variant::lean);
             freight->reloader = std::make_unique<apps::table_reloader>(table); // before the server's threads
+            return 0;
+        });
+
+    struct profile_text {
+        apps::profile_options options;
+        std::string delay = "2s";
+    };
+    auto profile = std::make_shared<profile_text>();
+    add(
+        "profile",
+        "Case 4: GET /profile/{sync,async,offload}/{id}: a delay blocking the loop (the anti-pattern), awaited, or "
+        "offloaded to a bounded pool",
+        5090,
+        [port_option, profile](CLI::App& c, service& s) {
+            port_option(c, s);
+            c.add_option("--delay", profile->delay, "The backing call's length")->capture_default_str();
+            c.add_option("--blocking-threads", profile->options.pool.threads,
+                         "Threads of the pool /profile/offload runs its blocking call on")
+                ->capture_default_str()
+                ->check(CLI::Range(1u, 4096u));
+            c.add_option("--blocking-queue", profile->options.pool.queue_capacity,
+                         "Offloaded calls that may wait for a thread; beyond, 503 with Retry-After")
+                ->capture_default_str()
+                ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
+        },
+        [profile](app& routes, service&) {
+            const auto delay = load::parse_duration(profile->delay);
+            if (!delay || delay->count() < 0) {
+                fmt::print(stderr, "hotpath: bad --delay '{}' (e.g. 2s)\n", profile->delay);
+                return 2;
+            }
+            profile->options.delay = *delay;
+            apps::map_profile(routes, profile->options);
             return 0;
         });
 

@@ -15,6 +15,7 @@ enum class wait_kind : std::uint8_t {
     downstream, // a client call: from its start to its result
     timer,      // sleep_for
     client,     // the client: the next piece of a streamed request body, or room to write a streamed response
+    blocking,   // a call on a blocking pool (net/blocking_pool.hpp): from its queueing to its result
 };
 
 // One request's waits, as intervals: the union of all waits (the handler was suspended on something known),

@@ -42,6 +42,8 @@ public:
             return "request body over the size limit";
         case errc::invalid_address:
             return "not an IP address or a host name (an address is needed, e.g. 127.0.0.1, ::1 or localhost)";
+        case errc::overloaded:
+            return "overloaded: the queue is full";
         }
         return "unknown hotpath error";
     }

@@ -27,6 +27,8 @@ enum class errc {
     body_too_large, // the body passed its route's size limit
     // The server's start-up failures (besides the system's own, such as address in use).
     invalid_address, // the address to listen on is neither an IP address nor a host name
+    // Capacity.
+    overloaded, // a bounded queue was full: the work was refused at once (answer 503 with Retry-After)
 };
 
 const std::error_category& error_category() noexcept;
