@@ -22,8 +22,13 @@ constexpr std::size_t buffer_bytes = 64 * 1024;
 constexpr std::size_t max_name_bytes = 255;
 
 struct file_store {
-    explicit file_store(const file_store_options& o) : root(o.root), max_file_bytes(o.max_file_bytes), pool(o.pool) {}
-    std::filesystem::path root;
+    explicit file_store(const file_store_options& o)
+        : root(o.root.string()), max_file_bytes(o.max_file_bytes), pool(o.pool) {
+        while (root.size() > 1 && root.back() == '/') {
+            root.pop_back();
+        }
+    }
+    std::string root; // ends without '/'
     std::uint64_t max_file_bytes;
     blocking_pool pool;
 };
@@ -85,6 +90,15 @@ int write_all(int fd, const char* data, std::size_t size) noexcept {
 
 std::atomic<std::uint64_t> upload_counter{0};
 
+std::string join(const std::string& folder, const std::string& name) {
+    return folder + "/" + name;
+}
+
+// An upload's temporary file beside its final one; it starts with '.', which no stored name does.
+std::string temporary_name(const std::string& folder) {
+    return folder + "/.upload-" + std::to_string(::getpid()) + "-" + std::to_string(upload_counter.fetch_add(1));
+}
+
 // The two names of a request, or a 400 said.
 bool names_of(request& req, response& res, std::string& container, std::string& name) {
     if (!valid_file_name(req.param("container"), container) || !valid_file_name(req.param("name"), name)) {
@@ -100,8 +114,8 @@ void answer_errno(response& res, int error, std::string_view doing) {
         res.problem(http::status::not_found, "no such file");
         return;
     }
-    const auto status = error == ENOSPC || error == EDQUOT ? http::status::insufficient_storage
-                                                           : http::status::internal_server_error;
+    const auto status =
+        error == ENOSPC || error == EDQUOT ? http::status::insufficient_storage : http::status::internal_server_error;
     res.problem(status, std::string(doing) + ": " + std::strerror(error));
 }
 
@@ -112,25 +126,25 @@ task<void> put_file(std::shared_ptr<file_store> store, request& req, response& r
         co_return; // the body is not read: the connection closes after the answer
     }
     auto file = std::make_shared<open_file>();
-    const std::filesystem::path folder = store->root / container;
-    const std::filesystem::path final_path = folder / name;
-    // The temporary name starts with '.', which no stored name does.
-    const std::string temporary = (folder / ("." + name + ".upload-" + std::to_string(::getpid()) + "-" +
-                                             std::to_string(upload_counter.fetch_add(1))))
-                                      .string();
-    auto opened = co_await store->pool.run(
-        [file, folder, temporary]() -> int {
-            if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST) {
-                return errno;
-            }
-            file->fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-            if (file->fd < 0) {
-                return errno;
-            }
-            file->temporary = temporary;
-            return 0;
-        },
-        req.aborted());
+    // Paths as plain strings made outside the coroutine's expressions (a temporary std::filesystem::path in one
+    // was destroyed twice by GCC 12's coroutines).
+    const std::string folder = join(store->root, container);
+    const std::string final_path = join(folder, name);
+    const std::string temporary = temporary_name(folder);
+    // The function and the call named, not temporaries: GCC 12 destroyed such temporaries twice in a coroutine.
+    auto opened_fn = [file, folder, temporary]() -> int {
+        if (::mkdir(folder.c_str(), 0755) != 0 && errno != EEXIST) {
+            return errno;
+        }
+        file->fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+        if (file->fd < 0) {
+            return errno;
+        }
+        file->temporary = temporary;
+        return 0;
+    };
+    auto opened_call = store->pool.run(std::move(opened_fn), req.aborted());
+    auto opened = co_await opened_call;
     if (!opened) {
         answer_blocking_failure(res, opened.error());
         co_return;
@@ -153,8 +167,10 @@ task<void> put_file(std::shared_ptr<file_store> store, request& req, response& r
             const std::size_t n = std::min(rest.size(), buffer_bytes);
             std::memcpy(file->buffer.get(), rest.data(), n);
             rest.remove_prefix(n);
-            auto written = co_await store->pool.run([file, n] { return write_all(file->fd, file->buffer.get(), n); },
-                                                    req.aborted());
+            // The function and the call named, not temporaries: GCC 12 destroyed such temporaries twice in a coroutine.
+            auto written_fn = [file, n] { return write_all(file->fd, file->buffer.get(), n); };
+            auto written_call = store->pool.run(std::move(written_fn), req.aborted());
+            auto written = co_await written_call;
             if (!written) {
                 answer_blocking_failure(res, written.error());
                 co_return;
@@ -166,7 +182,8 @@ task<void> put_file(std::shared_ptr<file_store> store, request& req, response& r
         }
     }
     // Durable, then visible under its name whole: a crash leaves either the old file or the new one.
-    auto committed = co_await store->pool.run([file, folder, final_path]() -> int {
+    // The function and the call named, not temporaries: GCC 12 destroyed such temporaries twice in a coroutine.
+    auto committed_fn = [file, folder, final_path]() -> int {
         if (::fsync(file->fd) != 0) {
             return errno;
         }
@@ -180,7 +197,9 @@ task<void> put_file(std::shared_ptr<file_store> store, request& req, response& r
             ::close(dir);
         }
         return 0;
-    });
+    };
+    auto committed_call = store->pool.run(std::move(committed_fn));
+    auto committed = co_await committed_call;
     if (!committed) {
         answer_blocking_failure(res, committed.error());
         co_return;
@@ -204,20 +223,21 @@ task<void> get_file(std::shared_ptr<file_store> store, request& req, response& r
         co_return;
     }
     auto file = std::make_shared<open_file>();
-    const std::filesystem::path path = store->root / container / name;
-    auto opened = co_await store->pool.run(
-        [file, path]() -> std::int64_t {
-            file->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-            struct stat st {};
-            if (file->fd < 0 || ::fstat(file->fd, &st) != 0) {
-                return -errno;
-            }
-            if (!S_ISREG(st.st_mode)) {
-                return -ENOENT;
-            }
-            return st.st_size;
-        },
-        req.aborted());
+    const std::string path = join(join(store->root, container), name);
+    // The function and the call named, not temporaries: GCC 12 destroyed such temporaries twice in a coroutine.
+    auto opened_fn = [file, path]() -> std::int64_t {
+        file->fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        struct stat st {};
+        if (file->fd < 0 || ::fstat(file->fd, &st) != 0) {
+            return -errno;
+        }
+        if (!S_ISREG(st.st_mode)) {
+            return -ENOENT;
+        }
+        return st.st_size;
+    };
+    auto opened_call = store->pool.run(std::move(opened_fn), req.aborted());
+    auto opened = co_await opened_call;
     if (!opened) {
         answer_blocking_failure(res, opened.error());
         co_return;
@@ -234,12 +254,13 @@ task<void> get_file(std::shared_ptr<file_store> store, request& req, response& r
         co_return;
     }
     for (std::uint64_t offset = 0; offset < size;) {
-        auto got = co_await store->pool.run(
-            [file, offset]() -> ssize_t {
-                const ssize_t n = ::pread(file->fd, file->buffer.get(), buffer_bytes, static_cast<off_t>(offset));
-                return n < 0 ? -errno : n;
-            },
-            req.aborted());
+        // The function and the call named, not temporaries: GCC 12 destroyed such temporaries twice in a coroutine.
+        auto got_fn = [file, offset]() -> ssize_t {
+            const ssize_t n = ::pread(file->fd, file->buffer.get(), buffer_bytes, static_cast<off_t>(offset));
+            return n < 0 ? -errno : n;
+        };
+        auto got_call = store->pool.run(std::move(got_fn), req.aborted());
+        auto got = co_await got_call;
         if (!got || *got <= 0) {
             co_return; // shorter than its length: the connection closes, and the client sees it
         }
@@ -257,9 +278,10 @@ task<void> delete_file(std::shared_ptr<file_store> store, request& req, response
     if (!names_of(req, res, container, name)) {
         co_return;
     }
-    const std::filesystem::path path = store->root / container / name;
-    auto removed = co_await store->pool.run([path]() -> int { return ::unlink(path.c_str()) == 0 ? 0 : errno; },
-                                            req.aborted());
+    const std::string path = join(join(store->root, container), name);
+    auto removed_fn = [path]() -> int { return ::unlink(path.c_str()) == 0 ? 0 : errno; };
+    auto removed_call = store->pool.run(std::move(removed_fn), req.aborted());
+    auto removed = co_await removed_call;
     if (!removed) {
         answer_blocking_failure(res, removed.error());
         co_return;
@@ -304,8 +326,7 @@ void map_file_store(app& routes, const file_store_options& options) {
     routes.streaming(
         http::method::put, "/files/{container}/{name}",
         [store](request& req, response& res) { return put_file(store, req, res); }, options.max_file_bytes);
-    routes.get("/files/{container}/{name}",
-               [store](request& req, response& res) { return get_file(store, req, res); });
+    routes.get("/files/{container}/{name}", [store](request& req, response& res) { return get_file(store, req, res); });
     routes.del("/files/{container}/{name}",
                [store](request& req, response& res) { return delete_file(store, req, res); });
 }

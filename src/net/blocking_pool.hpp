@@ -157,7 +157,7 @@ private:
     static void execute(call_base& base, std::unique_lock<std::mutex>& lock) noexcept {
         auto& self = static_cast<blocking_call&>(base);
         // Under the lock the frame is alive (its destructor takes the lock): take fn out of it.
-        std::optional<F> fn(std::move(self.fn_));
+        F fn(std::move(*self.fn_));
         self.fn_.reset();
         blocking_detail::pool_state& pool = self.pool_;
         const std::uint32_t index = self.index_;
@@ -166,10 +166,10 @@ private:
         std::exception_ptr thrown;
         try {
             if constexpr (std::is_void_v<value_type>) {
-                std::invoke(*fn);
+                std::invoke(fn);
                 value.emplace();
             } else {
-                value.emplace(std::invoke(*fn));
+                value.emplace(std::invoke(fn));
             }
         } catch (...) {
             thrown = std::current_exception();

@@ -132,8 +132,8 @@ private:
 };
 
 std::string put(std::string_view path, std::size_t length, std::string_view fields = "") {
-    return "PUT " + std::string(path) + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(length) +
-           "\r\n" + std::string(fields) + "\r\n";
+    return "PUT " + std::string(path) + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(length) + "\r\n" +
+           std::string(fields) + "\r\n";
 }
 
 // Waits until `pred` holds, at most 3 s.
@@ -207,14 +207,14 @@ TEST_F(storage_test, a_file_goes_up_comes_back_byte_for_byte_and_is_deleted) {
 TEST_F(storage_test, names_that_could_leave_the_root_are_400) {
     test_server srv(routes_);
     const fs::path outside = dir_.path / "outside";
-    for (const std::string target :
-         {"/files/../x", "/files/%2e%2e/x", "/files/%2E%2e/x", "/files/c/..", "/files/c/%2e%2E", "/files/c/.hidden",
-          "/files/c/a%2Fb", "/files/%2Fetc/passwd", "/files/c/%2Fetc%2Fpasswd", "/files/c/a%00b", "/files/c/a%5cb",
-          "/files/c/a%zz", "/files/c/a%2", "/files/c/" + std::string(256, 'n'), "/files/c/a%20b", "/files/c/%2e",
-          "/files/%2e%2e/outside"}) {
-        for (const std::string method : {"PUT", "GET", "DELETE"}) {
+    for (const std::string& target : std::vector<std::string>{
+             "/files/../x", "/files/%2e%2e/x", "/files/%2E%2e/x", "/files/c/..", "/files/c/%2e%2E", "/files/c/.hidden",
+             "/files/c/a%2Fb", "/files/%2Fetc/passwd", "/files/c/%2Fetc%2Fpasswd", "/files/c/a%00b", "/files/c/a%5cb",
+             "/files/c/a%zz", "/files/c/a%2", "/files/c/" + std::string(256, 'n'), "/files/c/a%20b", "/files/c/%2e",
+             "/files/%2e%2e/outside"}) {
+        for (const char* method : {"PUT", "GET", "DELETE"}) {
             raw_client c(srv.port());
-            c.send(method + " " + target + " HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\ndata");
+            c.send(std::string(method) + " " + target + " HTTP/1.1\r\nHost: t\r\nContent-Length: 4\r\n\r\ndata");
             const auto r = c.read_reply();
             ASSERT_TRUE(r) << method << " " << target;
             EXPECT_TRUE(r->status == 400 || r->status == 404) << method << " " << target << ": " << r->status;
@@ -354,9 +354,7 @@ TEST_F(storage_test, a_1_gb_upload_goes_through_64_mb_of_memory_at_most) {
     test_server srv(routes_);
     constexpr std::size_t size = 1'000'000'000;
     const std::string block = random_bytes(1 << 20, 4);
-    {
-        std::ofstream("/proc/self/clear_refs") << "5";
-    }
+    { std::ofstream("/proc/self/clear_refs") << "5"; }
     const long before = rss_kb();
     peer p(srv.port());
     ASSERT_TRUE(p.send_all(put("/files/big/one", size, "Connection: close\r\n")));
