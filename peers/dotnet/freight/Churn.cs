@@ -116,7 +116,7 @@ static partial class Churn
             };
             var json = JsonSerializer.Serialize(answer, Web);
             context.Response.ContentType = "application/json";
-            await context.Response.WriteAsync(json);
+            await Problems.WriteTextAsync(context, json);
         }
         catch (QuoteRefused refused)
         {

@@ -39,8 +39,16 @@ static class Problems
     {
         context.Response.StatusCode = status;
         context.Response.ContentType = "application/problem+json";
-        return context.Response.WriteAsync(
+        return WriteTextAsync(context,
             $"{{\"type\":\"about:blank\",\"title\":\"{ReasonPhrase(status)}\",\"status\":{status},\"detail\":\"{detail}\"}}");
+    }
+
+    // The whole body with its Content-Length, as hotpath sends it (Kestrel would otherwise send it chunked).
+    public static Task WriteTextAsync(HttpContext context, string text)
+    {
+        var bytes = System.Text.Encoding.UTF8.GetBytes(text);
+        context.Response.ContentLength = bytes.Length;
+        return context.Response.Body.WriteAsync(bytes, 0, bytes.Length);
     }
 
     public static string ReasonPhrase(int status) => status switch
