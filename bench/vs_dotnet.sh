@@ -7,19 +7,20 @@
 # Case 1: each strategy's p95 under the write-up's NBomber profile (1, 2, 3 req/s after a 5 s warm-up).
 # Case 2: POST /freight/quote, lean and churn on each side, from one table (`hotpath freight init`): the random carts
 # of examples/freight/quote.toml (~7.5 % answering 404) posted by `hotpath load` (closed model for requests per
-# CPU-second, FREIGHT_RATE req/s for p50/p99), as bench/freight.sh loads hotpath's. Case 4 comes once hotpath
-# serves the profile endpoint (peers/dotnet/profile is its original).
+# CPU-second, FREIGHT_RATE req/s for p50/p99), as bench/freight.sh loads hotpath's, each server first warmed up
+# for FREIGHT_WARMUP (Kestrel's lean quote costs a third less CPU after 30 s of load than after 2 s: the JIT's
+# tiers). Case 4 comes once hotpath serves the profile endpoint (peers/dotnet/profile is its original).
 # Env: CASES ("3 5 1 2") DURATION (10s) RUNS (3) CONNECTIONS (64) RATE (5000) FREIGHT_RATE (2000)
-#      AB_REQUESTS (100000) HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
+#      FREIGHT_WARMUP (30s) AB_REQUESTS (100000) HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
 # Example: CASES=3 DURATION=3s RUNS=1 bash bench/vs_dotnet.sh
 set -euo pipefail
 
 # --- settings and tool checks -------------------------------------------------------------
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 CASES=${CASES:-"3 5 1 2"} DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
-RATE=${RATE:-5000} FREIGHT_RATE=${FREIGHT_RATE:-2000} AB_REQUESTS=${AB_REQUESTS:-100000} OUT=${OUT:-}
+RATE=${RATE:-5000} FREIGHT_RATE=${FREIGHT_RATE:-2000} FREIGHT_WARMUP=${FREIGHT_WARMUP:-30s} AB_REQUESTS=${AB_REQUESTS:-100000} OUT=${OUT:-}
 HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} PEERS=${PEERS:-$ROOT/build/peers}
-CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE FREIGHT_RATE=$FREIGHT_RATE $0"
+CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE FREIGHT_RATE=$FREIGHT_RATE FREIGHT_WARMUP=$FREIGHT_WARMUP $0"
 for tool in wrk ab taskset getconf awk sort python3 g++ du; do
   command -v "$tool" >/dev/null || { echo "vs_dotnet: missing tool: $tool" >&2; exit 2; }
 done
@@ -164,7 +165,7 @@ measure_freight() {
   wait_ready "$base/freight/quote" # a 405: it answers
   sleep 1
   record "$side" "$svc" rest_kb "$(rss_kb "$LAST_PID")"
-  freight_load "$base" -d 2s # warm-up (JIT tiers for Kestrel)
+  freight_load "$base" -d "$FREIGHT_WARMUP" # warm-up (JIT tiers for Kestrel)
   before=$(cpu_ticks "$LAST_PID")
   freight_load "$base" -d "$DURATION" --json "$TMP/closed.json"
   after=$(cpu_ticks "$LAST_PID")
@@ -259,7 +260,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
   echo "(hotpath load -c$CONNECTIONS); rest_kb after 1 s idle, peak_kb = VmHWM after the load; startup_ms to the first"
   echo "answer (bench/startup_probe.cpp); dotnet disk_bytes = the published folder (the shared .NET runtime not counted)"
   if [[ " $CASES " == *" 2 "* ]]; then
-    echo "freight: examples/freight/quote.toml's carts by hotpath load -t1 -c$CONNECTIONS (closed: rps, rpcpu; errors ="
+    echo "freight: examples/freight/quote.toml's carts by hotpath load -t1 -c$CONNECTIONS after $FREIGHT_WARMUP (closed: rps, rpcpu; errors ="
     echo "responses not 200/404), p50/p99 at $FREIGHT_RATE req/s from the scheduled send; one table (hotpath freight init)"
   fi
   echo "dotnet: $(dotnet --version 2>/dev/null), runtime $(dotnet --list-runtimes 2>/dev/null | awk '/AspNetCore/ {print $2}' | tail -1)"
