@@ -5,17 +5,22 @@
 # as its write-up ran it), p50/p99 at a fixed rate (hotpath load, latency from the scheduled send), RSS at rest and
 # the peak under load, start-up to the first answer (bench/startup_probe.cpp), size on disk.
 # Case 1: each strategy's p95 under the write-up's NBomber profile (1, 2, 3 req/s after a 5 s warm-up).
-# Env: CASES ("3 5 1") DURATION (10s) RUNS (3) CONNECTIONS (64) RATE (5000) AB_REQUESTS (100000)
-#      HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
+# Case 2: POST /freight/quote, lean and churn on each side, from one table (`hotpath freight init`): the random carts
+# of examples/freight/quote.toml (~7.5 % answering 404) posted by `hotpath load` (closed model for requests per
+# CPU-second, FREIGHT_RATE req/s for p50/p99), as bench/freight.sh loads hotpath's, each server first warmed up
+# for FREIGHT_WARMUP (Kestrel's lean quote costs a third less CPU after 30 s of load than after 2 s: the JIT's
+# tiers). Case 4 comes once hotpath serves the profile endpoint (peers/dotnet/profile is its original).
+# Env: CASES ("3 5 1 2") DURATION (10s) RUNS (3) CONNECTIONS (64) RATE (5000) FREIGHT_RATE (2000)
+#      FREIGHT_WARMUP (30s) AB_REQUESTS (100000) HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
 # Example: CASES=3 DURATION=3s RUNS=1 bash bench/vs_dotnet.sh
 set -euo pipefail
 
 # --- settings and tool checks -------------------------------------------------------------
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CASES=${CASES:-"3 5 1"} DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
-RATE=${RATE:-5000} AB_REQUESTS=${AB_REQUESTS:-100000} OUT=${OUT:-}
+CASES=${CASES:-"3 5 1 2"} DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
+RATE=${RATE:-5000} FREIGHT_RATE=${FREIGHT_RATE:-2000} FREIGHT_WARMUP=${FREIGHT_WARMUP:-30s} AB_REQUESTS=${AB_REQUESTS:-100000} OUT=${OUT:-}
 HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} PEERS=${PEERS:-$ROOT/build/peers}
-CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE $0"
+CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE FREIGHT_RATE=$FREIGHT_RATE FREIGHT_WARMUP=$FREIGHT_WARMUP $0"
 for tool in wrk ab taskset getconf awk sort python3 g++ du; do
   command -v "$tool" >/dev/null || { echo "vs_dotnet: missing tool: $tool" >&2; exit 2; }
 done
@@ -26,8 +31,10 @@ if ! command -v dotnet >/dev/null; then
 fi
 for c in $CASES; do
   case $c in
-    1) need="weather aggregator" ;; 3) need=platform ;; 5) need=avatar ;;
-    *) echo "vs_dotnet: no such case here: $c (cases 1, 3 and 5; 2 and 4 come with their services)" >&2; exit 2 ;;
+    1) need="weather aggregator" ;; 2) need=freight ;; 3) need=platform ;; 5) need=avatar ;;
+    4) echo "vs_dotnet: case 4 comes once hotpath serves the profile endpoint (its .NET original is peers/dotnet/profile)" >&2
+       exit 2 ;;
+    *) echo "vs_dotnet: no such case: $c (cases 1, 2, 3 and 5)" >&2; exit 2 ;;
   esac
   for p in $need; do
     [[ -x $PEERS/$p/$p ]] || { echo "vs_dotnet: $PEERS/$p/$p not built: run scripts/build-peers.sh" >&2; exit 2; }
@@ -55,18 +62,22 @@ g++ -O2 -std=c++20 -o "$TMP/startup_probe" "$ROOT/bench/startup_probe.cpp"
 export DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1
 
 # --- the two sides: command lines per service -----------------------------------------------
-# cmd SIDE SERVICE PORT [UPSTREAM_PORT] -> the server's command line
+# cmd SIDE SERVICE PORT [UPSTREAM_PORT] -> the server's command line (freight-lean and freight-churn: case 2's
+# variants, on the table FREIGHT_DB)
+FREIGHT_DB=$TMP/freight.sqlite
 cmd() {
   local side=$1 svc=$2 port=$3 up=${4:-}
   if [[ $side == hotpath ]]; then
     case $svc in
       platform | weather) echo "$HOTPATH serve $svc --port $port --threads 1" ;;
+      freight-*) echo "$HOTPATH serve freight --port $port --threads 1 --db $FREIGHT_DB --variant ${svc#freight-}" ;;
       avatar) echo "$HOTPATH serve avatar $port 10 --threads 1" ;;
       aggregator) echo "$HOTPATH serve aggregator --port $port --threads 1 --upstream http://127.0.0.1:$up" ;;
     esac
   else
     case $svc in
       platform | weather) echo "$PEERS/$svc/$svc --urls http://127.0.0.1:$port" ;;
+      freight-*) echo "$PEERS/freight/freight --urls http://127.0.0.1:$port --db $FREIGHT_DB --variant ${svc#freight-}" ;;
       avatar) echo "$PEERS/avatar/avatar $port 10" ;;
       aggregator) echo "$PEERS/aggregator/aggregator --urls http://127.0.0.1:$port --upstream http://127.0.0.1:$up" ;;
     esac
@@ -132,6 +143,44 @@ measure() {
   stop_last
 }
 
+# --- case 2: the freight quote, random carts posted by hotpath load ---------------------------
+# freight_load URL LOAD_OPTIONS... : examples/freight/quote.toml's requests (its URL and load replaced), from CPU 1
+freight_load() {
+  local url=$1; shift
+  taskset -c 1 "$HOTPATH" load --scenario "$ROOT/examples/freight/quote.toml" "$url" -t 1 -c "$CONNECTIONS" -q "$@" \
+    >"$TMP/freight_load.txt" 2>&1 || true # its thresholds (p95 < 150 ms, errors < 1 %) do not stop the run
+}
+json_field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+for k in sys.argv[2:]: d=d[k]
+print(d)' "$@"; }
+# measure_freight SIDE VARIANT: the same figures as measure, under the label freight-VARIANT
+measure_freight() {
+  local side=$1 svc=freight-$2 port base before after
+  [[ -f $FREIGHT_DB ]] || "$HOTPATH" freight init --db "$FREIGHT_DB" >/dev/null
+  port=$(free_port)
+  base="http://127.0.0.1:$port"
+  # Start-up to the first answer (a 404 to the probe's GET /plaintext), the table loaded first on both sides.
+  record "$side" "$svc" startup_ms "$("$TMP/startup_probe" "$port" 0 1 $(cmd "$side" "$svc" "$port") | awk '{print $2}')"
+  start 0 $(cmd "$side" "$svc" "$port")
+  wait_ready "$base/freight/quote" # a 405: it answers
+  sleep 1
+  record "$side" "$svc" rest_kb "$(rss_kb "$LAST_PID")"
+  freight_load "$base" -d "$FREIGHT_WARMUP" # warm-up (JIT tiers for Kestrel)
+  before=$(cpu_ticks "$LAST_PID")
+  freight_load "$base" -d "$DURATION" --json "$TMP/closed.json"
+  after=$(cpu_ticks "$LAST_PID")
+  record "$side" "$svc" rps "$(awk -v r="$(json_field "$TMP/closed.json" requests_per_second)" 'BEGIN { printf "%.0f", r }')"
+  record "$side" "$svc" rpcpu "$(awk -v r="$(json_field "$TMP/closed.json" responses)" -v t="$((after - before))" \
+    -v hz="$TCK" 'BEGIN { printf "%.0f", r / (t / hz) }')"
+  record "$side" "$svc" errors "$(python3 -c 'import json,sys; print(sum(json.load(open(sys.argv[1]))["errors"].values()))' \
+    "$TMP/closed.json")"
+  record "$side" "$svc" peak_kb "$(hwm_kb "$LAST_PID")"
+  freight_load "$base" --rate "$FREIGHT_RATE" -d "$DURATION" --json "$TMP/fixed.json"
+  record "$side" "$svc" p50_us "$(json_field "$TMP/fixed.json" latency percentiles_us 50)"
+  record "$side" "$svc" p99_us "$(json_field "$TMP/fixed.json" latency percentiles_us 99)"
+  stop_last
+}
+
 size_of() { # size_of SIDE SERVICE -> bytes on disk
   if [[ $1 == hotpath ]]; then stat -c %s "$HOTPATH"; else du -sb "$PEERS/$2" | awk '{print $1}'; fi
 }
@@ -168,6 +217,10 @@ for ((run = 1; run <= RUNS; run++)); do
         5)
           log "run $run/$RUNS: case 5, $side avatar (ab -n $AB_REQUESTS -c 10)"
           measure "$side" avatar avatar / ab ;;
+        2)
+          log "run $run/$RUNS: case 2, $side freight lean and churn (examples/freight/quote.toml)"
+          measure_freight "$side" lean
+          measure_freight "$side" churn ;;
         1)
           ((run == 1)) || continue # 35 s per strategy: once is enough
           log "run $run/$RUNS: case 1, $side weather + aggregator"
@@ -182,10 +235,11 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
 {
   printf '%-11s %-14s %10s %10s %6s\n' service metric hotpath dotnet ratio
   for c in $CASES; do
-    case $c in 3) svcs="plaintext json" ;; 5) svcs=avatar ;; *) svcs= ;; esac
+    case $c in 3) svcs="plaintext json" ;; 5) svcs=avatar ;; 2) svcs="freight-lean freight-churn" ;; *) svcs= ;; esac
     for svc in $svcs; do
-      for m in rps rpcpu p50_us p99_us rest_kb peak_kb startup_ms; do
+      for m in rps rpcpu p50_us p99_us rest_kb peak_kb startup_ms errors; do
         h=$(value hotpath "$svc" "$m"); d=$(value dotnet "$svc" "$m")
+        [[ $m != errors || $svc == freight-* ]] || continue
         printf '%-11s %-14s %10s %10s %6s\n' "$svc" "$m" "$h" "$d" "$(ratio "$h" "$d")"
       done
     done
@@ -196,7 +250,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
       done
     fi
   done
-  for svc in platform avatar; do
+  for svc in platform avatar freight; do
     [[ -d $PEERS/$svc ]] || continue
     printf '%-11s %-14s %10s %10s %6s\n' "$svc" disk_bytes "$(size_of hotpath "$svc")" "$(size_of dotnet "$svc")" \
       "$(ratio "$(size_of hotpath "$svc")" "$(size_of dotnet "$svc")")"
@@ -205,6 +259,10 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
   echo "servers on CPU 0 (hotpath --threads 1; Kestrel as it comes); p50/p99 at $RATE req/s from the scheduled send"
   echo "(hotpath load -c$CONNECTIONS); rest_kb after 1 s idle, peak_kb = VmHWM after the load; startup_ms to the first"
   echo "answer (bench/startup_probe.cpp); dotnet disk_bytes = the published folder (the shared .NET runtime not counted)"
+  if [[ " $CASES " == *" 2 "* ]]; then
+    echo "freight: examples/freight/quote.toml's carts by hotpath load -t1 -c$CONNECTIONS after $FREIGHT_WARMUP (closed: rps, rpcpu; errors ="
+    echo "responses not 200/404), p50/p99 at $FREIGHT_RATE req/s from the scheduled send; one table (hotpath freight init)"
+  fi
   echo "dotnet: $(dotnet --version 2>/dev/null), runtime $(dotnet --list-runtimes 2>/dev/null | awk '/AspNetCore/ {print $2}' | tail -1)"
 } | tee "$TMP/table"
 if [[ -n $OUT ]]; then

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Publishes the .NET originals of the cases (peers/dotnet/*, see its README) into OUT_DIR/<name>/ (default
-# build/peers): Release, framework-dependent, each with its apphost OUT_DIR/<name>/<name>. Offline: the projects
-# use only the SDK and the ASP.NET Core shared framework, and peers/dotnet/NuGet.config lists no package source.
+# build/peers): Release, framework-dependent, each with its apphost OUT_DIR/<name>/<name>. One package comes from a
+# registry: freight's SQLite provider (Microsoft.Data.Sqlite and its SQLitePCLRaw packages), restored from the NuGet
+# source peers/dotnet/NuGet.config names and maps to those packages alone (the NuGet copy this machine reaches, or
+# the local package cache once they are in it); the other projects use only the SDK and the shared framework.
 # A peer whose sources are older than its apphost is left as it is. Without dotnet it says so in one line and
 # exits 0: whatever uses the peers skips them.
 set -euo pipefail
@@ -9,7 +11,7 @@ set -euo pipefail
 OUT_DIR=$(realpath -m "${1:-$(dirname "$0")/../build/peers}")
 cd "$(dirname "$0")/.."
 DOTNET=${DOTNET:-dotnet}
-PEERS=(platform avatar weather aggregator)
+PEERS=(platform avatar weather aggregator freight profile)
 
 if ! command -v "$DOTNET" >/dev/null 2>&1; then
     echo "build-peers: dotnet not found: the .NET originals are skipped"

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The .NET originals build from a clean checkout: the tracked files of peers/dotnet and scripts/build-peers.sh
-# alone, in an empty folder, publish every apphost without the network, and a second run finds them up to date.
+# alone, in an empty folder, publish every apphost (the one package, freight's SQLite provider, from the NuGet source
+# peers/dotnet/NuGet.config names, or the local package cache), and a second run finds them up to date.
 # Exits 77 (skipped) without dotnet.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -20,7 +21,7 @@ else
 fi
 
 bash "$work/scripts/build-peers.sh" "$work/out"
-for name in platform avatar weather aggregator; do
+for name in platform avatar weather aggregator freight profile; do
     [[ -x $work/out/$name/$name ]] || { echo "FAIL: no apphost $work/out/$name/$name"; exit 1; }
 done
 # bin/ and obj/ went to the output, not into the sources.
@@ -29,9 +30,9 @@ if [[ -n $(find "$work/peers" -name bin -o -name obj) ]]; then
     exit 1
 fi
 again=$(bash "$work/scripts/build-peers.sh" "$work/out")
-if [[ $(grep -c 'up to date' <<<"$again") != 4 ]]; then
+if [[ $(grep -c 'up to date' <<<"$again") != 6 ]]; then
     echo "FAIL: a second run rebuilt:"
     echo "$again"
     exit 1
 fi
-echo "the four originals build from a clean checkout"
+echo "the six originals build from a clean checkout"
