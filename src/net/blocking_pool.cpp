@@ -162,7 +162,9 @@ bool call_base::submit(std::coroutine_handle<> waiting, time_attribution* attrib
     pool_state& pool = pool_;
     {
         const std::lock_guard lock(pool.mutex);
-        if (pool.queued.get() >= pool.options.queue_capacity || pool.free_slots.empty() || pool.stopping) {
+        // Idle threads take queued calls at once: the queue holds queue_capacity calls beyond them.
+        const std::uint64_t idle = pool.options.threads - pool.busy.get();
+        if (pool.queued.get() >= pool.options.queue_capacity + idle || pool.free_slots.empty() || pool.stopping) {
             pool.rejected.add();
             failure_ = make_error_code(errc::overloaded);
             return false;
