@@ -8,14 +8,14 @@
 # stall count; then the ratios async/sync (throughput of 200s; mean+t/o).
 # Usage: bench/profile.sh [BINARY]
 # Env: QUICK=1 (6 s steps, 10 s top step) STEP (15s) TOP (30s) DELAY (2s) SERVER_THREADS (4) BLOCKING_THREADS (32)
-#      BLOCKING_QUEUE (256) TIMEOUT (10s) VMEM_KB (4194304 per process)
+#      BLOCKING_QUEUE (64) TIMEOUT (10s) VMEM_KB (4194304 per process)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${1:-build/release/hotpath}
 if [[ ${QUICK:-0} == 1 ]]; then STEP=${STEP:-6}; TOP=${TOP:-10}; else STEP=${STEP:-15}; TOP=${TOP:-30}; fi
 STEP=${STEP%s} TOP=${TOP%s}
 DELAY=${DELAY:-2s} SERVER_THREADS=${SERVER_THREADS:-4} BLOCKING_THREADS=${BLOCKING_THREADS:-32}
-BLOCKING_QUEUE=${BLOCKING_QUEUE:-256} TIMEOUT=${TIMEOUT:-10s} VMEM_KB=${VMEM_KB:-4194304}
+BLOCKING_QUEUE=${BLOCKING_QUEUE:-64} TIMEOUT=${TIMEOUT:-10s} VMEM_KB=${VMEM_KB:-4194304}
 for tool in taskset python3 curl; do
   command -v "$tool" >/dev/null || { echo "profile: missing tool: $tool" >&2; exit 2; }
 done

@@ -83,6 +83,7 @@ public:
             c->state_ = call_base::state::finished;
             release(index);
         }
+        c->in_pool_ = false;
         c->slot_.detach();
         c->wait_.reset();
         c->waiting_.resume();
@@ -177,6 +178,7 @@ bool call_base::submit(std::coroutine_handle<> waiting, time_attribution* attrib
         mailbox_ = loop->mailbox(); // a reference count, not an allocation
         queued_ns_ = time_attribution::now_ns();
         state_ = state::queued;
+        in_pool_ = true;
         wait_.emplace(attribution, wait_kind::blocking);
         pool.push(*this);
     }
@@ -205,9 +207,10 @@ void call_base::post_result(call_base& self) noexcept {
 }
 
 void call_base::abandon() noexcept {
-    if (state_ == state::idle || state_ == state::finished) {
-        return;
+    if (!in_pool_) {
+        return; // never admitted, or delivered: the pool knows nothing of this call
     }
+    in_pool_ = false;
     pool_state& pool = pool_;
     const std::lock_guard lock(pool.mutex);
     switch (state_) {
