@@ -18,8 +18,11 @@ struct profile_options {
     // The backing call's length (the write-up's 2 s).
     std::chrono::nanoseconds delay = std::chrono::seconds{2};
     // The pool /profile/offload runs the blocking call on. Its threads bound how many offloaded calls run at once
-    // (throughput ≈ threads / delay); beyond threads + queue_capacity a request gets 503 at once.
-    blocking_pool_options pool{.threads = 32, .queue_capacity = 256, .name = "profile"};
+    // (throughput ≈ threads / delay); beyond threads + queue_capacity a request gets 503 at once. The queue is
+    // sized by the latency budget: a queued call waits up to queue_capacity / threads × delay (64 / 32 × 2 s = 4 s)
+    // before its own 2 s, under the load's 10 s timeout. With 256 it waited 16 s: every 200 came too late
+    // (bench/RESULTS.md).
+    blocking_pool_options pool{.threads = 32, .queue_capacity = 64, .name = "profile"};
 };
 
 // Maps, each answering 200 application/json {"id":<id>,"name":"User <id>","email":"user<id>@example.com"} after

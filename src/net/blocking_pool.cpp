@@ -83,6 +83,7 @@ public:
             c->state_ = call_base::state::finished;
             release(index);
         }
+        c->in_pool_ = false;
         c->slot_.detach();
         c->wait_.reset();
         c->waiting_.resume();
@@ -162,7 +163,9 @@ bool call_base::submit(std::coroutine_handle<> waiting, time_attribution* attrib
     pool_state& pool = pool_;
     {
         const std::lock_guard lock(pool.mutex);
-        if (pool.queued.get() >= pool.options.queue_capacity || pool.free_slots.empty() || pool.stopping) {
+        // Idle threads take queued calls at once: the queue holds queue_capacity calls beyond them.
+        const std::uint64_t idle = pool.options.threads - pool.busy.get();
+        if (pool.queued.get() >= pool.options.queue_capacity + idle || pool.free_slots.empty() || pool.stopping) {
             pool.rejected.add();
             failure_ = make_error_code(errc::overloaded);
             return false;
@@ -175,6 +178,7 @@ bool call_base::submit(std::coroutine_handle<> waiting, time_attribution* attrib
         mailbox_ = loop->mailbox(); // a reference count, not an allocation
         queued_ns_ = time_attribution::now_ns();
         state_ = state::queued;
+        in_pool_ = true;
         wait_.emplace(attribution, wait_kind::blocking);
         pool.push(*this);
     }
@@ -203,9 +207,10 @@ void call_base::post_result(call_base& self) noexcept {
 }
 
 void call_base::abandon() noexcept {
-    if (state_ == state::idle || state_ == state::finished) {
-        return;
+    if (!in_pool_) {
+        return; // never admitted, or delivered: the pool knows nothing of this call
     }
+    in_pool_ = false;
     pool_state& pool = pool_;
     const std::lock_guard lock(pool.mutex);
     switch (state_) {

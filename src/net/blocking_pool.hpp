@@ -98,7 +98,8 @@ private:
     std::coroutine_handle<> waiting_;
     std::shared_ptr<net::loop_mailbox> mailbox_; // the awaiting loop's: where the result is posted
     std::optional<attributed_wait> wait_;        // the request's wait, from queueing to resumption
-    state state_ = state::idle;
+    state state_ = state::idle;                  // under the pool's mutex once submitted (the pool's threads change it)
+    bool in_pool_ = false;         // the loop's own: from admission to delivery (abandon() looks without the lock)
     std::uint32_t generation_ = 0; // the slot's generation then: a posted delivery for a gone call is ignored
     std::int64_t queued_ns_ = 0;
     call_base* prev_ = nullptr; // the pool's FIFO
@@ -190,9 +191,13 @@ private:
 };
 
 // A fixed set of threads for blocking calls and a bounded FIFO of calls waiting for one. The threads start with
-// the pool and are joined by its destructor (which waits for the calls running then). Destroy a pool only once no
-// coroutine awaits one of its calls and the loops they ran on are stopped (a posted result refers to the pool).
-// run() is safe from any loop thread; the pool itself is shared by all loops.
+// the pool; its destructor lets them finish the calls running and queued, then joins them. Destroy a pool only
+// once no coroutine awaits one of its calls and the loops they ran on are stopped (a posted result refers to the
+// pool). run() is safe from any loop thread; the pool is shared by all loops. A call holds one of the pool's
+// threads + queue_capacity places from admission until its coroutine resumes, so that the pool never holds more.
+// Costs per call: one mutex acquisition to queue it, one on a pool thread to take it and one to hand back its
+// result, one post to the awaiting loop (a wake-up); no allocation (the post's function fits std::function's
+// inline buffer and the loop's queue keeps its capacity).
 class blocking_pool {
 public:
     explicit blocking_pool(blocking_pool_options options = {});

@@ -2,6 +2,7 @@
 // exactly: read from the counting allocator (core/alloc_count.hpp, linked into this test).
 #include "client/client.hpp"
 #include "core/alloc_count.hpp"
+#include "net/blocking_pool.hpp"
 #include "net/sleep.hpp"
 #include "server/json.hpp"
 #include "server/server.hpp"
@@ -38,6 +39,12 @@ app make_app() {
     a.get("/sleep", [](request&, response& res) -> task<void> {
         co_await net::sleep_for(1ms);
         res.text("slept");
+    });
+    // A call on a blocking pool: queued in the frame, resumed through the loop's mailbox.
+    auto pool = std::make_shared<blocking_pool>(blocking_pool_options{.threads = 2, .queue_capacity = 8, .name = "t"});
+    a.get("/offload", [pool](request& req, response& res) -> task<void> {
+        const auto r = co_await pool->run([] { return 7; }, req.aborted());
+        res.text(r.has_value() && *r == 7 ? "offloaded" : "failed");
     });
     // The loop thread's allocations and bytes so far, "<allocations> <bytes>": the counters are per thread, so the
     // loop's own are read on the loop, by a handler. Once the response's buffer has held one, it allocates nothing.
@@ -116,6 +123,8 @@ TEST(allocation_test, steady_state_requests_allocate_nothing) {
         << "chunked echo";
     EXPECT_EQ(allocations_for(srv.port(), "GET /sleep HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200).allocations, 0u)
         << "coroutine handler with a timer";
+    EXPECT_EQ(allocations_for(srv.port(), "GET /offload HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200).allocations, 0u)
+        << "a call on a blocking pool";
     EXPECT_EQ(allocations_for(srv.port(), "GET /missing HTTP/1.1\r\nHost: t\r\n\r\n", 1, 200).allocations, 0u) << "404";
 }
 

@@ -134,6 +134,9 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
              {"serve", "aggregator", "--timeout", "soon"},
              {"serve", "aggregator", "--calls", "0"},
              {"serve", "weather", "--delay", "x"},
+             {"serve", "profile", "--delay", "soon"},
+             {"serve", "profile", "--blocking-threads", "0"},
+             {"serve", "profile", "--blocking-queue", "-1"},
              {"serve", "platform", "--access-log", "/nonexistent-dir/access.log"},
              {"serve", "platform", "--access-log", "-", "--access-log-format", "xml"},
          }) {
@@ -142,6 +145,38 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
         EXPECT_EQ(c.wait_exit(), 2) << out;
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
         EXPECT_EQ(out.rfind("hotpath: ", 0), 0u) << out;
+    }
+}
+
+// Case 4's service: its delay and its pool come from the command line (the pool's figures on /metrics say so), and
+// its help names them with their defaults.
+TEST(cli_test, serve_profile_takes_its_delay_and_its_pool_from_options) {
+    child c({"serve", "profile", "--port", "0", "--threads", "1", "--delay", "30ms", "--blocking-threads", "3",
+             "--blocking-queue", "5"});
+    const std::string hello = c.line();
+    const auto port = port_from(hello);
+    ASSERT_NE(port, 0) << hello;
+    EXPECT_NE(hello.find("serving profile"), std::string::npos) << hello;
+    const std::string base = "http://127.0.0.1:" + std::to_string(port);
+    for (const char* way : {"sync", "async", "offload"}) {
+        const std::string out = run_curl("-w ' %{http_code} %{time_total}' " + base + "/profile/" + way + "/42");
+        EXPECT_EQ(out.substr(0, out.rfind(' ')), R"({"id":42,"name":"User 42","email":"user42@example.com"} 200)")
+            << way;
+        EXPECT_GE(std::stod(out.substr(out.rfind(' ') + 1)), 0.029) << way << ": " << out;
+    }
+    EXPECT_EQ(run_curl("-o /dev/null -w '%{http_code}' " + base + "/profile/async/x"), "404");
+    const std::string page = run_curl(base + "/metrics");
+    EXPECT_NE(page.find("hotpath_blocking_threads{pool=\"profile\"} 3"), std::string::npos) << page;
+    EXPECT_NE(page.find("hotpath_blocking_queue_capacity{pool=\"profile\"} 5"), std::string::npos) << page;
+    EXPECT_NE(page.find("hotpath_blocking_completed_total{pool=\"profile\"} 1"), std::string::npos) << page;
+    c.signal(SIGTERM);
+    EXPECT_EQ(c.wait_exit(), 0);
+
+    child help({"serve", "profile", "--help"});
+    const std::string out = help.rest();
+    EXPECT_EQ(help.wait_exit(), 0);
+    for (const char* opt : {"--port", "5090", "--delay", "2s", "--blocking-threads", "--blocking-queue"}) {
+        EXPECT_NE(out.find(opt), std::string::npos) << opt << "\n" << out;
     }
 }
 
