@@ -4,6 +4,7 @@
 #include "apps/apps.hpp"
 #include "apps/freight/service.hpp"
 #include "apps/profile/service.hpp"
+#include "apps/storage/files.hpp"
 #include "load/plan.hpp"
 #include "server/server.hpp"
 
@@ -16,6 +17,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -299,13 +301,20 @@ runner define_serve(CLI::App& serve_cmd) {
 
     struct profile_text {
         apps::profile_options options;
+        apps::file_store_options files;
+        std::string data;
         std::string delay = "2s";
     };
     auto profile = std::make_shared<profile_text>();
+    {
+        std::error_code no_temp;
+        const auto temp = std::filesystem::temp_directory_path(no_temp);
+        profile->data = ((no_temp ? std::filesystem::path("/tmp") : temp) / "hotpath-files").string();
+    }
     add(
         "profile",
         "Case 4: GET /profile/{sync,async,offload}/{id}: a delay blocking the loop (the anti-pattern), awaited, or "
-        "offloaded to a bounded pool",
+        "offloaded to a bounded pool; PUT/GET/DELETE /files/{container}/{name}: uploads streamed to --data",
         5090,
         [port_option, profile](CLI::App& c, service& s) {
             port_option(c, s);
@@ -314,12 +323,31 @@ runner define_serve(CLI::App& serve_cmd) {
                          "Threads of the pool /profile/offload runs its blocking call on")
                 ->capture_default_str()
                 ->check(CLI::Range(1u, 4096u));
+            c.add_option("--data", profile->data,
+                         "Folder of the file store (PUT/GET/DELETE /files/{container}/{name}); made if missing")
+                ->capture_default_str();
+            c.add_option("--max-file-bytes", profile->files.max_file_bytes, "Largest upload (413 above)")
+                ->capture_default_str()
+                ->check(CLI::Range(std::uint64_t{1}, std::uint64_t{1} << 50));
             c.add_option("--blocking-queue", profile->options.pool.queue_capacity,
                          "Offloaded calls that may wait for a thread; beyond, 503 with Retry-After")
                 ->capture_default_str()
                 ->check(CLI::Range(std::size_t{0}, std::size_t{1} << 20));
         },
         [profile](app& routes, service&) {
+            if (profile->data.empty()) {
+                fmt::print(stderr, "hotpath: --data needs a folder\n");
+                return 2;
+            }
+            std::error_code made;
+            std::filesystem::create_directories(profile->data, made);
+            if (made || !std::filesystem::is_directory(profile->data)) {
+                fmt::print(stderr, "hotpath: cannot use {} as the data folder: {}\n", profile->data,
+                           made ? made.message() : "not a folder");
+                return 2;
+            }
+            profile->files.root = profile->data;
+            apps::map_file_store(routes, profile->files);
             const auto delay = load::parse_duration(profile->delay);
             if (!delay || delay->count() < 0) {
                 fmt::print(stderr, "hotpath: bad --delay '{}' (e.g. 2s)\n", profile->delay);
