@@ -207,6 +207,11 @@ public:
 
     // co_await pool.run(fn[, cancel]): see blocking_call. fn is copied or moved into the awaitable; it takes no
     // argument. `cancel` (e.g. &request.aborted()) must outlive the await.
+    //
+    // With GCC 12, name a lambda that captures anything with a destructor (a string, a shared_ptr) before the
+    // co_await: written inside the co_await expression, GCC 12 destroys the lambda temporary twice (a double free
+    // seen here under ASan; clang is fine). `auto write = [file, n] {...}; auto r = co_await pool.run(std::move(
+    // write));` is safe (apps/storage/files.cpp does so); captures of plain values (an int, a duration) are too.
     template <typename F>
     blocking_call<std::decay_t<F>> run(F&& fn, cancel_signal* cancel = nullptr) {
         return blocking_call<std::decay_t<F>>(*state_, std::forward<F>(fn), cancel);

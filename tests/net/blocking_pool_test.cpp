@@ -328,6 +328,29 @@ TEST(blocking_pool_test, values_move_only_values_void_and_exceptions_come_back) 
     EXPECT_FALSE(blocking_pool::configure_shared({})) << "the shared pool exists: too late to configure it";
 }
 
+// A lambda that owns something with a destructor, named before the co_await (GCC 12 destroys such a lambda twice
+// when it is a temporary inside the co_await expression: see blocking_pool::run): its captures reach the pool
+// thread intact and are destroyed once.
+TEST(blocking_pool_test, a_named_lambda_owning_strings_and_shared_pointers_runs_and_is_destroyed_once) {
+    blocking_pool pool({.threads = 2, .queue_capacity = 8, .name = "t"});
+    std::atomic<bool> done{false};
+    auto owned = std::make_shared<std::string>(1000, 'y');
+    {
+        loop_thread l;
+        l.spawn([](blocking_pool& p, std::shared_ptr<std::string> shared, std::atomic<bool>& d) -> task<void> {
+            for (int i = 0; i < 50; ++i) {
+                auto fn = [text = std::string(200, 'x'), shared] { return text.size() + shared->size(); };
+                auto call = p.run(std::move(fn));
+                const auto n = co_await call;
+                EXPECT_TRUE(n.has_value() && *n == 1200U);
+            }
+            d = true;
+        }(pool, owned, done));
+        ASSERT_TRUE(eventually([&] { return done.load(); }));
+    }
+    EXPECT_EQ(owned.use_count(), 1) << "every copy the calls held was destroyed";
+}
+
 TEST(blocking_pool_test, the_wait_counts_as_the_requests_wait) {
     blocking_pool pool({.threads = 1, .queue_capacity = 8, .name = "t"});
     time_attribution waits;
