@@ -20,7 +20,8 @@ for tool in taskset python3 curl; do
   command -v "$tool" >/dev/null || { echo "profile: missing tool: $tool" >&2; exit 2; }
 done
 (( $(ulimit -n) >= 9000 )) || ulimit -n 9000 2>/dev/null || { echo "profile: ulimit -n below 9000" >&2; exit 2; }
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+# A port per endpoint: a killed server's thousands of closed connections sit in TIME_WAIT on its port.
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
 TMP=$(mktemp -d /tmp/profile_bench.XXXXXX)
 PID=
 cleanup() { [[ -n $PID ]] && kill -TERM "$PID" 2>/dev/null && wait "$PID" 2>/dev/null; rm -rf "$TMP"; }
@@ -31,6 +32,7 @@ WARMUP=$((4 * STEP))
 
 run() { # run sync|async|offload -> $TMP/$1.json, $TMP/$1.metrics, $TMP/$1.server
   local way=$1
+  PORT=$(free_port)
   (ulimit -v "$VMEM_KB"; exec taskset -c 0 "$BIN" serve profile --port "$PORT" --threads "$SERVER_THREADS" \
     --delay "$DELAY" --blocking-threads "$BLOCKING_THREADS" --blocking-queue "$BLOCKING_QUEUE") \
     >"$TMP/$way.server" 2>&1 &
@@ -44,7 +46,14 @@ run() { # run sync|async|offload -> $TMP/$1.json, $TMP/$1.metrics, $TMP/$1.serve
     true # a load whose requests all failed exits non-zero: its figures are still the point
   [[ -s $TMP/$way.json ]] || { echo "profile: the load against $way failed:" >&2; cat "$TMP/$way.load" >&2; exit 1; }
   wait "$scrape" || true
-  grep VmHWM "/proc/$PID/status" | awk '{print $2}' >"$TMP/$way.rss"
+  if ! kill -0 "$PID" 2>/dev/null; then # the server did not survive the load: say so, with its exit status
+    local status=0; wait "$PID" || status=$?; PID=
+    echo "profile: the $way server exited ($status) during the load; its last lines:" >&2
+    tail -n 3 "$TMP/$way.server" >&2
+    echo 0 >"$TMP/$way.rss"
+    return
+  fi
+  awk '/^VmHWM/ {print $2}' "/proc/$PID/status" >"$TMP/$way.rss"
   # A sync server drains its backlog one blocked handler after another (minutes): stopped hard after 5 s.
   kill -TERM "$PID"
   for _ in $(seq 50); do kill -0 "$PID" 2>/dev/null || break; sleep 0.1; done

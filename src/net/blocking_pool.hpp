@@ -76,6 +76,9 @@ protected:
     static call_base* finish(pool_state& pool, std::uint32_t index) noexcept;
     // Under the lock: posts the stored result to the call's loop, which resumes the coroutine.
     static void post_result(call_base& self) noexcept;
+    // The coroutine is going away: a queued call leaves the queue, a running one will be dropped by its thread.
+    // The derived destructor calls it first, while the fn and result a pool thread may touch still live.
+    void abandon() noexcept;
 
     pool_state& pool_;
     std::uint32_t index_ = 0;   // the pool's slot this call holds from admission to resumption
@@ -89,8 +92,6 @@ private:
         explicit cancel_hook(call_base& c) noexcept;
         call_base& owner;
     };
-
-    void abandon() noexcept;
 
     execute_fn execute_;
     cancel_signal* cancel_;
@@ -127,6 +128,10 @@ public:
     template <typename G>
     blocking_call(blocking_detail::pool_state& pool, G&& fn, cancel_signal* cancel)
         : call_base(pool, &execute, cancel), fn_(std::in_place, std::forward<G>(fn)) {}
+    // Leaves the pool before fn_ and value_ go: a pool thread takes fn_ and writes value_ under the pool's lock.
+    ~blocking_call() { abandon(); }
+    blocking_call(const blocking_call&) = delete;
+    blocking_call& operator=(const blocking_call&) = delete;
 
     bool await_ready() const noexcept { return false; }
     template <typename Promise>

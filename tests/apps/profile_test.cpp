@@ -49,9 +49,9 @@ double value_of(const std::string& page, const std::string& sample) {
 
 struct served {
     app routes;
-    std::unique_ptr<test::test_server> server;
     std::mutex m;
-    std::vector<std::string> stall_lines;
+    std::vector<std::string> stall_lines; // before the server: its watchdog writes here until it stops
+    std::unique_ptr<test::test_server> server;
 
     explicit served(apps::profile_options o, unsigned threads = 1) {
         apps::map_profile(routes, o);

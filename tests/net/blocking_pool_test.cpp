@@ -114,7 +114,7 @@ TEST(blocking_pool_test, never_more_calls_run_at_once_than_threads) {
                 int seen = most.load();
                 while (now > seen && !most.compare_exchange_weak(seen, now)) {
                 }
-                std::this_thread::sleep_for(5ms);
+                std::this_thread::sleep_for(20ms);
                 --running;
                 return now;
             });
@@ -127,7 +127,8 @@ TEST(blocking_pool_test, never_more_calls_run_at_once_than_threads) {
         }
         ASSERT_TRUE(eventually([&] { return done == 40; })) << done;
     }
-    EXPECT_EQ(most.load(), 3) << "40 calls of 5 ms kept the 3 threads busy together, never a 4th";
+    EXPECT_LE(most.load(), 3) << "never a 4th call at once";
+    EXPECT_EQ(most.load(), 3) << "40 calls of 20 ms kept the 3 threads busy together";
     const auto s = pool.stats();
     EXPECT_EQ(s.completed, 40U);
     EXPECT_EQ(s.busy, 0U);
@@ -197,7 +198,7 @@ TEST(blocking_pool_test, a_full_queue_refuses_at_once_with_overloaded) {
         // spawn() returns once the task ran to its first suspension: a refusal resumed it at once, on the loop.
         EXPECT_TRUE(c_done) << "the refused call did not resume at once";
         EXPECT_TRUE(c_refused);
-        EXPECT_LT(c_took_us.load(), 50'000);
+        EXPECT_LT(c_took_us.load(), 200'000) << "no wait (a loaded machine may still preempt the loop)";
         EXPECT_EQ(pool.stats().rejected, 1U);
         g.open = true;
         ASSERT_TRUE(eventually([&] { return a_value != 0 && b_value != 0; }));
