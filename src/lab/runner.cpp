@@ -170,7 +170,8 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     for (const case_spec& c : run.cases) {
         service_set services; // stops whatever is still running when the case ends, however it ends
         case_outcome outcome;
-        if (!run.run_case(c, services, outcome, why)) {
+        const bool ran = run.run_case(c, services, outcome, why);
+        if (!ran || interrupted()) { // a signal during the last scrape still ends the lab
             services.stop_all();
             if (interrupted()) {
                 fmt::print(stderr, "hotpath: lab interrupted; every service stopped\n");

@@ -135,5 +135,25 @@ TEST(lab_cli_test, sigint_leaves_no_child_service_running) {
     std::filesystem::remove_all(out);
 }
 
+// SIGTERM while the first service is still starting (its health check) or the next one is: the same clean end.
+TEST(lab_cli_test, sigterm_during_start_up_leaves_no_child_service_running) {
+    const std::string out = temp_dir("sigterm");
+    child lab({"lab", "fanout", "--out", out});
+    pid_t pid = 0;
+    static const std::regex started(R"(started \S+ \(pid (\d+)\))");
+    while (pid == 0) {
+        const std::string line = lab.line();
+        ASSERT_FALSE(line.empty()) << "the lab ended before starting its services";
+        std::smatch m;
+        if (std::regex_search(line, m, started)) {
+            pid = static_cast<pid_t>(std::stol(m[1].str()));
+        }
+    }
+    lab.signal(SIGTERM);
+    EXPECT_EQ(lab.wait_exit(20s), 130) << lab.rest();
+    EXPECT_FALSE(alive(pid)) << "service pid " << pid << " outlived the lab";
+    std::filesystem::remove_all(out);
+}
+
 } // namespace
 } // namespace hotpath
