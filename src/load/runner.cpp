@@ -28,7 +28,10 @@ std::string bar(double fraction, int width) {
 
 } // namespace
 
-result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, std::string& why) {
+result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, std::string& why, int* stopped_by) {
+    if (stopped_by != nullptr) {
+        *stopped_by = 0;
+    }
     std::string reason;
     const auto found = net::resolve_now(p.to.host, p.to.port, reason);
     if (!found) {
@@ -73,8 +76,11 @@ result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, 
     bool stopped = false;
     while (running.load() != 0) {
         timespec wait{0, 50'000'000};
-        if (sigtimedwait(&signals, nullptr, &wait) > 0 && !stopped) {
+        if (const int got = sigtimedwait(&signals, nullptr, &wait); got > 0 && !stopped) {
             stopped = true;
+            if (stopped_by != nullptr) {
+                *stopped_by = got;
+            }
             for (auto& w : workers) {
                 w->stop();
             }

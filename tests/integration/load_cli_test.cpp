@@ -151,7 +151,7 @@ TEST(load_cli_test, conflicting_or_out_of_range_options_are_bad_usage_naming_the
         {{"load", url, "-n", "0"}, "-n must be at least 1"},
         {{"load", url, "--warmup", "10s", "-d", "5s"}, "--warmup must be shorter than the run"},
         {{"load", url, "-b", "x", "--body-file", "/etc/hostname"}, "--body and --body-file do not mix"},
-        {{"frobnicate"}, "'frobnicate' is not a hotpath command; try one of: freight, load, probe, serve"},
+        {{"frobnicate"}, "'frobnicate' is not a hotpath command; try one of: freight, lab, load, probe, serve"},
         {{"serve", "nope"}, "'nope' is not a hotpath serve command; try one of: platform, avatar, weather, aggregator"},
         {{"serve"}, "A subcommand is required"},
     };

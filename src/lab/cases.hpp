@@ -1,0 +1,54 @@
+// The lab's plan: which cases run, their services, their variants and load profiles, and the write-ups' figures.
+// Only data and its checks: runner.hpp runs it, report.hpp shows it.
+#pragma once
+
+#include "load/options.hpp"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotpath::lab {
+
+// `hotpath lab [CASE] [--quick] [--out DIR]` as typed.
+struct lab_options {
+    std::string which = "all"; // a case's name or "all"
+    bool quick = false;
+    std::string out_dir = "lab-results";
+};
+
+// One loaded variant of a case: its own service (serve arguments; "{upstream}" is replaced by the URL of the
+// case's first shared service) and the load sent to it (the url holds only the path and query).
+struct variant_spec {
+    std::string name;
+    std::vector<std::string> serve; // e.g. {"aggregator", "--upstream", "{upstream}"}; empty: load a shared one
+    std::string path_and_query = "/";
+    load::load_options load; // everything but the url
+};
+
+// The figure a case is judged by: a ratio of one latency percentile or throughput between two variants, or one
+// variant's figure alone (denominator empty), next to the write-up's.
+struct headline {
+    enum class metric : std::uint8_t { p95, rps } what = metric::p95;
+    std::string numerator;   // a variant's name
+    std::string denominator; // a variant's name, or "" for the numerator's own figure
+    double write_up = 0;     // the write-up's ratio, or its own figure (requests/s)
+    std::string write_up_text;
+};
+
+struct case_spec {
+    std::string name;
+    std::string title;                            // one line: what the case shows
+    std::vector<std::vector<std::string>> shared; // services every variant uses (serve arguments)
+    std::vector<variant_spec> variants;
+    headline judged_by;
+};
+
+// The cases `which` names ("all": every case, in CASES.md's order of this session: fanout, redirect), scaled
+// down with `quick`. nullopt with a one-line reason when `which` is not a case.
+std::optional<std::vector<case_spec>> plan_cases(const lab_options& o, std::string& why);
+
+// The case names, for usage lines.
+std::vector<std::string> case_names();
+
+} // namespace hotpath::lab

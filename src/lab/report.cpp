@@ -1,0 +1,215 @@
+// The console verdict and the result.json of a case.
+#include "lab/report.hpp"
+
+#include "load/report.hpp"
+
+#include <boost/json.hpp>
+#include <fmt/core.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace hotpath::lab {
+
+namespace {
+
+double seconds(std::chrono::nanoseconds d) {
+    return std::chrono::duration<double>(d).count();
+}
+
+double ms(std::uint64_t ns) {
+    return static_cast<double>(ns) / 1e6;
+}
+
+double rps(const variant_outcome& v) {
+    const double s = seconds(v.results.measured);
+    return s > 0 ? static_cast<double>(v.results.responses) / s : 0;
+}
+
+double p95_ns(const variant_outcome& v) {
+    return static_cast<double>(v.results.latency.value_at_percentile(95));
+}
+
+const variant_outcome* find(const case_outcome& c, const std::string& name) {
+    for (const auto& v : c.variants) {
+        if (v.name == name) {
+            return &v;
+        }
+    }
+    return nullptr;
+}
+
+double figure(const variant_outcome& v, headline::metric m) {
+    return m == headline::metric::p95 ? p95_ns(v) : rps(v);
+}
+
+std::string headline_label(const headline& h) {
+    const char* m = h.what == headline::metric::p95 ? "p95" : "requests/s";
+    return h.denominator.empty() ? fmt::format("{} {}", h.numerator, m)
+                                 : fmt::format("{}/{} {}", h.numerator, h.denominator, m);
+}
+
+boost::json::array findings_json(const std::vector<finding>& fs) {
+    boost::json::array a;
+    for (const auto& f : fs) {
+        a.push_back({{"kind", to_string(f.what)},
+                     {"problem", f.problem},
+                     {"method", f.method},
+                     {"route", f.route},
+                     {"text", f.text}});
+    }
+    return a;
+}
+
+boost::json::value routes_json(const std::string& text) {
+    boost::system::error_code ec;
+    auto v = boost::json::parse(text, ec);
+    return ec ? boost::json::value(nullptr) : v;
+}
+
+boost::json::object latency_json(const metrics::histogram& h) {
+    return {{"mean", h.mean_ns() / 1e6},
+            {"p50", ms(h.value_at_percentile(50))},
+            {"p90", ms(h.value_at_percentile(90))},
+            {"p95", ms(h.value_at_percentile(95))},
+            {"p99", ms(h.value_at_percentile(99))},
+            {"max", ms(h.max_ns())}};
+}
+
+} // namespace
+
+std::optional<double> headline_value(const case_outcome& c) {
+    const headline& h = c.spec.judged_by;
+    const variant_outcome* n = find(c, h.numerator);
+    if (n == nullptr) {
+        return std::nullopt;
+    }
+    if (h.denominator.empty()) {
+        return figure(*n, h.what);
+    }
+    const variant_outcome* d = find(c, h.denominator);
+    if (d == nullptr || figure(*d, h.what) <= 0) {
+        return std::nullopt;
+    }
+    return figure(*n, h.what) / figure(*d, h.what);
+}
+
+void print_verdict(std::FILE* out, const case_outcome& c) {
+    fmt::print(out, "\n{}: {}\n", c.spec.name, c.spec.title);
+    fmt::print(out, "  {:<10}", "");
+    for (const auto& v : c.variants) {
+        fmt::print(out, "{:>14}", v.name);
+    }
+    fmt::print(out, "\n");
+    auto row = [&](const char* label, auto cell) {
+        fmt::print(out, "  {:<10}", label);
+        for (const auto& v : c.variants) {
+            fmt::print(out, "{:>14}", cell(v));
+        }
+        fmt::print(out, "\n");
+    };
+    for (const double p : {50.0, 95.0, 99.0}) {
+        row(p == 50   ? "p50"
+            : p == 95 ? "p95"
+                      : "p99",
+            [p](const variant_outcome& v) {
+                return load::format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
+            });
+    }
+    row("mean", [](const variant_outcome& v) { return load::format_duration_ns(v.results.latency.mean_ns()); });
+    row("req/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", rps(v)); });
+    row("requests", [](const variant_outcome& v) { return fmt::format("{}", v.results.responses); });
+    row("errors", [](const variant_outcome& v) {
+        return fmt::format("{}", v.results.error_total() + v.results.connect_failures);
+    });
+    const headline& h = c.spec.judged_by;
+    if (const auto value = headline_value(c)) {
+        if (h.denominator.empty()) {
+            fmt::print(out, "  {}: {:.0f}; write-up: {} ({:.2f}x the write-up)\n", headline_label(h), *value,
+                       h.write_up_text, *value / h.write_up);
+        } else {
+            fmt::print(out, "  {}: {:.1f}x; write-up: {}\n", headline_label(h), *value, h.write_up_text);
+        }
+    }
+    fmt::print(out, "  diagnosis (from the services' /debug/routes):\n");
+    for (const auto& v : c.variants) {
+        for (const auto& f : v.diagnosis) {
+            fmt::print(out, "    {}: {}{}\n", v.name, f.problem ? "" : "(ok) ", f.text);
+        }
+    }
+    for (const auto& s : c.shared) {
+        for (const auto& f : s.diagnosis) {
+            fmt::print(out, "    {} (shared): {}{}\n", s.name, f.problem ? "" : "(ok) ", f.text);
+        }
+    }
+}
+
+std::string result_json(const case_outcome& c, const lab_options& o) {
+    boost::json::object doc;
+    doc["schema"] = "hotpath-lab/1";
+    doc["case"] = c.spec.name;
+    doc["title"] = c.spec.title;
+    doc["quick"] = o.quick;
+    boost::json::array variants;
+    for (const auto& v : c.variants) {
+        const load::results& r = v.results;
+        boost::json::object j;
+        j["name"] = v.name;
+        j["url"] = v.plan.to.url();
+        j["requests"] = r.responses;
+        j["successes"] = r.successes;
+        j["errors"] = r.error_total() + r.connect_failures;
+        j["measured_s"] = seconds(r.measured);
+        j["rps"] = rps(v);
+        j["latency_ms"] = latency_json(r.latency);
+        boost::json::array series;
+        for (std::size_t i = 0; i < r.seconds.size(); ++i) {
+            const auto& s = r.seconds[i];
+            series.push_back({{"second", i},
+                              {"responses", s.responses},
+                              {"errors", s.errors},
+                              {"latency_ms", latency_json(*s.latency)}});
+        }
+        j["seconds"] = std::move(series);
+        j["routes"] = routes_json(v.routes_json);
+        j["diagnosis"] = findings_json(v.diagnosis);
+        j["load"] = routes_json(load::to_json(v.plan, r, {})); // the full hotpath-load/1 document, histograms included
+        variants.push_back(std::move(j));
+    }
+    doc["variants"] = std::move(variants);
+    boost::json::array shared;
+    for (const auto& s : c.shared) {
+        shared.push_back(
+            {{"name", s.name}, {"routes", routes_json(s.routes_json)}, {"diagnosis", findings_json(s.diagnosis)}});
+    }
+    doc["shared"] = std::move(shared);
+    const headline& h = c.spec.judged_by;
+    boost::json::object head;
+    head["label"] = headline_label(h);
+    head["metric"] = h.what == headline::metric::p95 ? "p95" : "rps";
+    head["numerator"] = h.numerator;
+    head["denominator"] = h.denominator;
+    if (const auto value = headline_value(c)) {
+        head["value"] = *value;
+    } else {
+        head["value"] = nullptr;
+    }
+    head["write_up"] = h.write_up;
+    head["write_up_text"] = h.write_up_text;
+    doc["headline"] = std::move(head);
+    return boost::json::serialize(doc);
+}
+
+bool write_result(const case_outcome& c, const lab_options& o, const std::string& path, std::string& why) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    std::ofstream f(path, std::ios::binary);
+    f << result_json(c, o) << "\n";
+    if (ec || !f) {
+        why = fmt::format("cannot write {}", path);
+        return false;
+    }
+    return true;
+}
+
+} // namespace hotpath::lab

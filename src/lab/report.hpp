@@ -1,0 +1,26 @@
+// The lab's outputs: the console verdict per case and DIR/<case>/result.json (schema hotpath-lab/1, docs/lab.md).
+#pragma once
+
+#include "lab/runner.hpp"
+
+#include <cstdio>
+#include <optional>
+#include <string>
+
+namespace hotpath::lab {
+
+// The case's headline figure (headline in cases.hpp) from its outcome; nullopt when a variant it names is missing
+// or its denominator is 0.
+std::optional<double> headline_value(const case_outcome& c);
+
+// One screen: the variants side by side (p50/p95/p99, requests/s, errors), the headline next to the write-up's,
+// and the diagnosis lines.
+void print_verdict(std::FILE* out, const case_outcome& c);
+
+// The result document of one case, one JSON object (docs/lab.md).
+std::string result_json(const case_outcome& c, const lab_options& o);
+
+// Writes result_json() to `path`, creating its folder; false with `why` when it cannot.
+bool write_result(const case_outcome& c, const lab_options& o, const std::string& path, std::string& why);
+
+} // namespace hotpath::lab

@@ -1,0 +1,199 @@
+// The lab's run: services up, load, scrape, diagnose, stop; one progress line per phase.
+#include "lab/runner.hpp"
+
+#include "lab/report.hpp"
+#include "lab/services.hpp"
+#include "load/options.hpp"
+#include "load/runner.hpp"
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <filesystem>
+#include <unistd.h>
+
+namespace hotpath::lab {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+constexpr std::chrono::seconds start_timeout{10};
+constexpr std::chrono::seconds scrape_timeout{5};
+
+// How long a variant's load is expected to take: its profile, or a guess for a fixed number of requests.
+double expected_seconds(const load::plan& p) {
+    if (p.requests > 0) {
+        return static_cast<double>(p.requests) / 8000.0;
+    }
+    return std::chrono::duration<double>(p.total_time()).count();
+}
+
+std::vector<std::string> with_upstream(std::vector<std::string> args, const std::string& upstream) {
+    for (auto& a : args) {
+        if (a == "{upstream}") {
+            a = upstream;
+        }
+    }
+    return args;
+}
+
+// Scrapes and diagnoses one service; the reason goes into `why` when it cannot.
+bool scrape(const service& s, std::string& json, std::vector<finding>& findings, std::string& why) {
+    auto got = http_get(s.port, "/debug/routes", scrape_timeout, why);
+    if (!got || got->status != 200) {
+        why = got ? fmt::format("GET /debug/routes answered {}", got->status) : why;
+        return false;
+    }
+    json = got->body;
+    auto parsed = parse_route_report(json, why);
+    if (!parsed) {
+        return false;
+    }
+    findings = diagnose(*parsed);
+    return true;
+}
+
+struct lab_run {
+    const lab_options& options;
+    std::FILE* progress;
+    std::vector<case_spec> cases;
+    std::vector<load::plan> plans; // one per variant, in order
+    std::size_t phase = 0;
+    double seconds_left = 0;
+
+    void say(const std::string& line) {
+        fmt::print(progress, "hotpath lab: {}\n", line);
+        std::fflush(progress);
+    }
+
+    // Runs one case; false with `why` when it could not.
+    bool run_case(const case_spec& c, service_set& services, case_outcome& outcome, std::string& why) {
+        outcome.spec = c;
+        std::vector<const service*> shared;
+        for (const auto& args : c.shared) {
+            const service* s = services.start(args, start_timeout, why);
+            if (s == nullptr) {
+                return false;
+            }
+            say(fmt::format("{}: started {} (pid {}) on {}", c.name, s->name, s->pid, s->url()));
+            shared.push_back(s);
+        }
+        const std::string upstream = shared.empty() ? "" : shared.front()->url();
+        for (const variant_spec& v : c.variants) {
+            const service* target = shared.empty() ? nullptr : shared.front();
+            if (!v.serve.empty()) {
+                target = services.start(with_upstream(v.serve, upstream), start_timeout, why);
+                if (target == nullptr) {
+                    return false;
+                }
+                say(fmt::format("{}/{}: started {} (pid {}) on {}", c.name, v.name, target->name, target->pid,
+                                target->url()));
+            }
+            variant_outcome vo;
+            vo.name = v.name;
+            vo.plan = plans[phase];
+            vo.plan.to.port = target->port;
+            const double expected = expected_seconds(vo.plan);
+            say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
+                            plans.size(), c.name, v.name, vo.plan.to.url(), expected, seconds_left));
+            int stopped_by = 0;
+            const auto mode =
+                ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
+            auto r = load::run(vo.plan, mode, progress, why, &stopped_by);
+            note_signal(stopped_by);
+            if (interrupted()) {
+                why = "interrupted";
+                return false;
+            }
+            if (!r) {
+                return false;
+            }
+            vo.results = std::move(*r);
+            if (!scrape(*target, vo.routes_json, vo.diagnosis, why)) {
+                why = fmt::format("{}/{}: {}", c.name, v.name, why);
+                return false;
+            }
+            if (!v.serve.empty()) {
+                services.stop(target);
+            }
+            seconds_left = std::max(0.0, seconds_left - expected);
+            ++phase;
+            outcome.variants.push_back(std::move(vo));
+        }
+        for (const service* s : shared) {
+            shared_outcome so;
+            so.name = s->name;
+            if (!scrape(*s, so.routes_json, so.diagnosis, why)) {
+                why = fmt::format("{}/{}: {}", c.name, s->name, why);
+                return false;
+            }
+            outcome.shared.push_back(std::move(so));
+        }
+        services.stop_all();
+        return true;
+    }
+};
+
+} // namespace
+
+int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
+    block_stop_signals();
+    lab_run run{o, progress, {}, {}, 0, 0};
+    std::string why;
+    auto cases = plan_cases(o, why);
+    if (!cases) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 2;
+    }
+    run.cases = std::move(*cases);
+    for (const case_spec& c : run.cases) {
+        for (const variant_spec& v : c.variants) {
+            load::load_options lo = v.load;
+            lo.url = "http://127.0.0.1:1" + v.path_and_query; // the port is the service's, known once it runs
+            load::plan p;
+            if (!load::make_plan(lo, p, why)) {
+                fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, why);
+                return 1;
+            }
+            run.seconds_left += expected_seconds(p);
+            run.plans.push_back(std::move(p));
+        }
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) {
+        fmt::print(stderr, "hotpath: cannot create {}: {}\n", o.out_dir, ec.message());
+        return 1;
+    }
+    std::vector<case_outcome> outcomes;
+    for (const case_spec& c : run.cases) {
+        service_set services; // stops whatever is still running when the case ends, however it ends
+        case_outcome outcome;
+        const bool ran = run.run_case(c, services, outcome, why);
+        if (!ran || interrupted()) { // a signal during the last scrape still ends the lab
+            services.stop_all();
+            if (interrupted()) {
+                fmt::print(stderr, "hotpath: lab interrupted; every service stopped\n");
+                return 130;
+            }
+            fmt::print(stderr, "hotpath: lab {}: {}\n", c.name, why);
+            return 1;
+        }
+        const std::string path = (std::filesystem::path(o.out_dir) / c.name / "result.json").string();
+        if (!write_result(outcome, o, path, why)) {
+            fmt::print(stderr, "hotpath: {}\n", why);
+            return 1;
+        }
+        outcomes.push_back(std::move(outcome));
+    }
+    // The verdicts together at the end, each on one screen, after the progress lines.
+    for (const case_outcome& c : outcomes) {
+        print_verdict(out, c);
+    }
+    fmt::print(out, "results: {}/<case>/result.json (docs/lab.md)\n", o.out_dir);
+    std::fflush(out);
+    return 0;
+}
+
+} // namespace hotpath::lab

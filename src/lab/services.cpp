@@ -1,0 +1,308 @@
+// Child services: fork, exec of /proc/self/exe, the port from its first line, a health check, and the stop.
+#include "lab/services.hpp"
+
+#include <fmt/core.h>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <regex>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace hotpath::lab {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+int signal_seen = 0;
+
+sigset_t stop_signals() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    return s;
+}
+
+int remaining_ms(clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+}
+
+// Reads one line from `fd` until `deadline`; false on EOF, error or timeout.
+bool read_line(int fd, std::string& line, clock::time_point deadline) {
+    line.clear();
+    for (;;) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, std::min(remaining_ms(deadline), 50)) < 0 && errno != EINTR) {
+            return false;
+        }
+        if (interrupted() || clock::now() >= deadline) {
+            return false;
+        }
+        if ((p.revents & (POLLIN | POLLHUP)) == 0) {
+            continue;
+        }
+        char c = 0;
+        const ssize_t n = ::read(fd, &c, 1);
+        if (n <= 0) {
+            return false;
+        }
+        if (c == '\n') {
+            return true;
+        }
+        line.push_back(c);
+    }
+}
+
+} // namespace
+
+void block_stop_signals() {
+    const sigset_t s = stop_signals();
+    pthread_sigmask(SIG_BLOCK, &s, nullptr);
+}
+
+bool interrupted() {
+    if (signal_seen == 0) {
+        const sigset_t s = stop_signals();
+        timespec zero{0, 0};
+        if (const int got = sigtimedwait(&s, nullptr, &zero); got > 0) {
+            signal_seen = got;
+        }
+    }
+    return signal_seen != 0;
+}
+
+void note_signal(int signal_number) {
+    if (signal_number != 0) {
+        signal_seen = signal_number;
+    }
+}
+
+std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
+                                    std::chrono::milliseconds timeout, std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0) {
+        why = std::strerror(errno);
+        return std::nullopt;
+    }
+    struct closer {
+        int fd;
+        ~closer() { ::close(fd); }
+    } close_it{fd};
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(port);
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) {
+        why = fmt::format("connect: {}", std::strerror(errno));
+        return std::nullopt;
+    }
+    pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, remaining_ms(deadline)) != 1) {
+        why = "connect timed out";
+        return std::nullopt;
+    }
+    int err = 0;
+    socklen_t len = sizeof err;
+    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+    if (err != 0) {
+        why = fmt::format("connect: {}", std::strerror(err));
+        return std::nullopt;
+    }
+    const std::string request =
+        fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nUser-Agent: hotpath-lab\r\n\r\n",
+                    path_and_query, port);
+    std::size_t sent = 0;
+    while (sent < request.size()) {
+        const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
+        if (n > 0) {
+            sent += static_cast<std::size_t>(n);
+        } else if (errno == EAGAIN) {
+            pollfd w{fd, POLLOUT, 0};
+            if (::poll(&w, 1, remaining_ms(deadline)) != 1) {
+                why = "send timed out";
+                return std::nullopt;
+            }
+        } else {
+            why = fmt::format("send: {}", std::strerror(errno));
+            return std::nullopt;
+        }
+    }
+    std::string in;
+    char buffer[16384];
+    for (;;) {
+        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
+        if (n > 0) {
+            in.append(buffer, static_cast<std::size_t>(n));
+            continue;
+        }
+        if (n == 0) {
+            break;
+        }
+        if (errno != EAGAIN) {
+            why = fmt::format("recv: {}", std::strerror(errno));
+            return std::nullopt;
+        }
+        pollfd r{fd, POLLIN, 0};
+        if (::poll(&r, 1, remaining_ms(deadline)) != 1) {
+            why = "no answer in time";
+            return std::nullopt;
+        }
+    }
+    // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody": the server closes after the body (Connection: close).
+    const auto head_end = in.find("\r\n\r\n");
+    if (in.size() < 12 || in.compare(0, 5, "HTTP/") != 0 || head_end == std::string::npos) {
+        why = "not an HTTP response";
+        return std::nullopt;
+    }
+    http_answer out;
+    out.status = static_cast<unsigned>(std::atoi(in.c_str() + 9));
+    out.body = in.substr(head_end + 4);
+    return out;
+}
+
+service_set::~service_set() {
+    stop_all();
+}
+
+const service* service_set::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                                  std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    char self[PATH_MAX] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
+        return nullptr;
+    }
+    std::vector<std::string> argv{self, "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
+        argv.emplace_back(extra);
+    }
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+        why = fmt::format("pipe: {}", std::strerror(errno));
+        return nullptr;
+    }
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        why = fmt::format("fork: {}", std::strerror(errno));
+        ::close(out[0]);
+        ::close(out[1]);
+        return nullptr;
+    }
+    if (pid == 0) {
+        // The last resort should the lab be killed outright: the kernel kills the service with it. The lab's
+        // own process group is kept, so a terminal's Ctrl-C reaches both.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(127);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        pthread_sigmask(SIG_SETMASK, &none, nullptr);
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(out[1], STDERR_FILENO);
+        std::vector<char*> cargv;
+        for (auto& a : argv) {
+            cargv.push_back(a.data());
+        }
+        cargv.push_back(nullptr);
+        ::execv(self, cargv.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    running_.push_back({args.empty() ? "?" : args.front(), pid, 0, out[0]});
+    service& s = running_.back();
+    // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring (Ctrl-C stops)"
+    static const std::regex listening(R"(serving \S+ on http://[^ ]*:(\d+))");
+    std::string line;
+    std::string said;
+    while (s.port == 0 && read_line(s.output, line, deadline)) {
+        std::smatch m;
+        if (std::regex_search(line, m, listening)) {
+            s.port = static_cast<std::uint16_t>(std::stoul(m[1].str()));
+        } else {
+            said += said.empty() ? line : " / " + line;
+        }
+    }
+    if (s.port == 0) {
+        why = interrupted()  ? "interrupted"
+              : said.empty() ? fmt::format("serve {} did not start in time", s.name)
+                             : fmt::format("serve {}: {}", s.name, said);
+        stop(&s);
+        return nullptr;
+    }
+    std::string last;
+    while (!interrupted()) {
+        if (auto a = http_get(s.port, "/debug/routes", std::chrono::milliseconds{500}, last); a && a->status == 200) {
+            return &s;
+        }
+        if (clock::now() >= deadline) {
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    why = interrupted() ? "interrupted" : fmt::format("serve {} on port {} did not answer: {}", s.name, s.port, last);
+    stop(&s);
+    return nullptr;
+}
+
+void service_set::stop(const service* which, std::chrono::milliseconds grace) {
+    for (auto it = running_.begin(); it != running_.end(); ++it) {
+        if (&*it != which) {
+            continue;
+        }
+        ::kill(it->pid, SIGTERM);
+        const auto deadline = clock::now() + grace;
+        bool reaped = false;
+        while (clock::now() < deadline) {
+            if (::waitpid(it->pid, nullptr, WNOHANG) == it->pid) {
+                reaped = true;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds{5});
+        }
+        if (!reaped) {
+            ::kill(it->pid, SIGKILL);
+            ::waitpid(it->pid, nullptr, 0);
+        }
+        ::close(it->output);
+        running_.erase(it);
+        return;
+    }
+}
+
+void service_set::stop_all() {
+    // Every child gets its SIGTERM first, so that they drain at the same time rather than one after another.
+    for (const service& s : running_) {
+        ::kill(s.pid, SIGTERM);
+    }
+    while (!running_.empty()) {
+        stop(&running_.back());
+    }
+}
+
+std::vector<pid_t> service_set::pids() const {
+    std::vector<pid_t> out;
+    for (const service& s : running_) {
+        out.push_back(s.pid);
+    }
+    return out;
+}
+
+} // namespace hotpath::lab

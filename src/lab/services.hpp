@@ -1,0 +1,61 @@
+// The lab's child services: `hotpath serve NAME ...` run from this same executable on a port each picks itself,
+// health-checked, and always stopped (SIGTERM, then SIGKILL) by the lab; plus the one blocking GET the lab needs.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <vector>
+
+namespace hotpath::lab {
+
+// SIGINT and SIGTERM for the lab: blocked in the calling thread (call it first in main's thread, before any other
+// thread starts, so that every thread inherits the mask) and polled with interrupted(). Children unblock them.
+void block_stop_signals();
+// True once SIGINT or SIGTERM has arrived (polls; remembers). note_signal() records one the load runner took.
+bool interrupted();
+void note_signal(int signal_number);
+
+// A blocking HTTP/1.1 GET on 127.0.0.1:port with Connection: close. nullopt with `why` on any failure or after
+// `timeout`. Not for hot paths: setup, health checks and scrapes.
+struct http_answer {
+    unsigned status = 0;
+    std::string body;
+};
+std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
+                                    std::chrono::milliseconds timeout, std::string& why);
+
+// One running service.
+struct service {
+    std::string name; // "weather", as given to serve
+    pid_t pid = -1;
+    std::uint16_t port = 0;
+    int output = -1; // the read end of its stdout and stderr
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+};
+
+// Owns the children it starts; its destructor stops those still running. Used from one thread.
+class service_set {
+public:
+    service_set() = default;
+    service_set(const service_set&) = delete;
+    service_set& operator=(const service_set&) = delete;
+    ~service_set();
+
+    // Runs `hotpath serve <args...> --port 0`, reads the port from the line it prints on start, then waits until
+    // GET /debug/routes answers 200; all within `timeout`. nullptr with `why` on failure (the child is stopped).
+    const service* start(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+    // SIGTERM, then SIGKILL after `grace`; reaps it. Safe to call twice.
+    void stop(const service* s, std::chrono::milliseconds grace = std::chrono::seconds{3});
+    void stop_all();
+    // The PIDs of the children still running, for a test's eyes ("HOTPATH_LAB_PIDS").
+    std::vector<pid_t> pids() const;
+
+private:
+    std::list<service> running_; // a list: the pointers start() hands out stay valid
+};
+
+} // namespace hotpath::lab

@@ -1,0 +1,159 @@
+// `hotpath lab` as a child process: quick runs of the redirect and fanout cases end to end, their result files,
+// the direction of the fan-out ratio, bad usage, and no child service outliving an interrupted lab.
+#include "support/child_process.hpp"
+
+#include <boost/json.hpp>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+namespace hotpath {
+namespace {
+
+using test::child;
+using namespace std::chrono_literals;
+
+std::string temp_dir(const std::string& name) {
+    const std::string d = ::testing::TempDir() + "hotpath_lab_" + std::to_string(::getpid()) + "_" + name;
+    std::filesystem::remove_all(d);
+    return d;
+}
+
+boost::json::object read_result(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    boost::system::error_code ec;
+    auto v = boost::json::parse(text, ec);
+    EXPECT_FALSE(ec) << path << ": " << ec.message();
+    EXPECT_TRUE(v.is_object()) << path;
+    return v.is_object() ? v.as_object() : boost::json::object{};
+}
+
+// The fields docs/lab.md promises on every variant.
+void expect_variant_fields(const boost::json::object& v) {
+    for (const char* key :
+         {"name", "url", "requests", "errors", "rps", "latency_ms", "seconds", "routes", "diagnosis", "load"}) {
+        EXPECT_TRUE(v.contains(key)) << key;
+    }
+    for (const char* p : {"p50", "p95", "p99", "mean", "max"}) {
+        EXPECT_TRUE(v.at("latency_ms").as_object().contains(p)) << p;
+    }
+    EXPECT_FALSE(v.at("seconds").as_array().empty());
+    EXPECT_FALSE(v.at("diagnosis").as_array().empty());
+}
+
+const boost::json::object& variant(const boost::json::object& doc, const std::string& name) {
+    for (const auto& v : doc.at("variants").as_array()) {
+        if (v.at("name").as_string() == name) {
+            return v.as_object();
+        }
+    }
+    static const boost::json::object none;
+    ADD_FAILURE() << "no variant " << name;
+    return none;
+}
+
+TEST(lab_cli_test, redirect_quick_writes_its_result) {
+    const std::string out = temp_dir("redirect");
+    child lab({"lab", "redirect", "--quick", "--out", out});
+    const std::string said = lab.rest();
+    ASSERT_EQ(lab.wait_exit(60s), 0) << said;
+    EXPECT_NE(said.find("write-up: 8,791 req/s"), std::string::npos) << said;
+    const auto doc = read_result(out + "/redirect/result.json");
+    EXPECT_EQ(doc.at("schema").as_string(), "hotpath-lab/1");
+    EXPECT_EQ(doc.at("case").as_string(), "redirect");
+    const auto& v = variant(doc, "avatar");
+    expect_variant_fields(v);
+    EXPECT_EQ(v.at("requests").to_number<double>(), 10000);
+    EXPECT_EQ(v.at("errors").to_number<double>(), 0);
+    EXPECT_GT(v.at("rps").to_number<double>(), 0);
+    EXPECT_TRUE(doc.at("headline").as_object().at("value").is_number());
+    std::filesystem::remove_all(out);
+}
+
+TEST(lab_cli_test, fanout_quick_shows_sequential_slower_than_bounded) {
+    const std::string out = temp_dir("fanout");
+    child lab({"lab", "fanout", "--quick", "--out", out});
+    const std::string said = lab.rest();
+    ASSERT_EQ(lab.wait_exit(100s), 0) << said;
+    const auto doc = read_result(out + "/fanout/result.json");
+    EXPECT_EQ(doc.at("case").as_string(), "fanout");
+    for (const char* name : {"sequential", "all", "bounded"}) {
+        expect_variant_fields(variant(doc, name));
+    }
+    const double sequential = variant(doc, "sequential").at("latency_ms").at("p95").to_number<double>();
+    const double bounded = variant(doc, "bounded").at("latency_ms").at("p95").to_number<double>();
+    EXPECT_GT(sequential, bounded) << said;
+    // The diagnosis comes from the aggregator's own report: calls awaited one after another.
+    const auto& first = variant(doc, "sequential").at("diagnosis").as_array().at(0).as_object();
+    EXPECT_EQ(first.at("kind").as_string(), "sequential_calls") << said;
+    EXPECT_EQ(doc.at("shared").as_array().size(), 1u);
+    std::filesystem::remove_all(out);
+}
+
+TEST(lab_cli_test, bad_usage_is_one_line_and_exit_2) {
+    child lab({"lab", "nope"});
+    const std::string said = lab.rest();
+    EXPECT_EQ(lab.wait_exit(), 2) << said;
+    EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
+}
+
+bool alive(pid_t pid) {
+    return ::kill(pid, 0) == 0 || errno != ESRCH;
+}
+
+TEST(lab_cli_test, sigint_leaves_no_child_service_running) {
+    const std::string out = temp_dir("sigint");
+    child lab({"lab", "fanout", "--out", out});
+    std::vector<pid_t> pids;
+    static const std::regex started(R"(started \S+ \(pid (\d+)\))");
+    // weather, then the first aggregator: both running once the second line is out, and the load starting.
+    while (pids.size() < 2) {
+        const std::string line = lab.line();
+        ASSERT_FALSE(line.empty()) << "the lab ended before starting its services";
+        std::smatch m;
+        if (std::regex_search(line, m, started)) {
+            pids.push_back(static_cast<pid_t>(std::stol(m[1].str())));
+        }
+    }
+    for (const pid_t pid : pids) {
+        EXPECT_TRUE(alive(pid)) << pid;
+    }
+    std::this_thread::sleep_for(500ms); // into the load
+    lab.signal(SIGINT);
+    EXPECT_EQ(lab.wait_exit(20s), 130) << lab.rest();
+    for (const pid_t pid : pids) {
+        EXPECT_FALSE(alive(pid)) << "service pid " << pid << " outlived the lab";
+    }
+    std::filesystem::remove_all(out);
+}
+
+// SIGTERM while the first service is still starting (its health check) or the next one is: the same clean end.
+TEST(lab_cli_test, sigterm_during_start_up_leaves_no_child_service_running) {
+    const std::string out = temp_dir("sigterm");
+    child lab({"lab", "fanout", "--out", out});
+    pid_t pid = 0;
+    static const std::regex started(R"(started \S+ \(pid (\d+)\))");
+    while (pid == 0) {
+        const std::string line = lab.line();
+        ASSERT_FALSE(line.empty()) << "the lab ended before starting its services";
+        std::smatch m;
+        if (std::regex_search(line, m, started)) {
+            pid = static_cast<pid_t>(std::stol(m[1].str()));
+        }
+    }
+    lab.signal(SIGTERM);
+    EXPECT_EQ(lab.wait_exit(20s), 130) << lab.rest();
+    EXPECT_FALSE(alive(pid)) << "service pid " << pid << " outlived the lab";
+    std::filesystem::remove_all(out);
+}
+
+} // namespace
+} // namespace hotpath
