@@ -8,17 +8,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <arpa/inet.h>
 #include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <netinet/in.h>
-#include <poll.h>
 #include <random>
 #include <string>
-#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -67,69 +62,6 @@ std::vector<std::string> files_under(const fs::path& root) {
     std::sort(out.begin(), out.end());
     return out;
 }
-
-// A socket that sends without blocking for long, and can be reset.
-class peer {
-public:
-    explicit peer(std::uint16_t port) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        ok_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    }
-    ~peer() {
-        if (fd_ >= 0) {
-            ::close(fd_);
-        }
-    }
-    peer(const peer&) = delete;
-    peer& operator=(const peer&) = delete;
-    bool ok() const noexcept { return ok_; }
-    // All of `bytes`, or false after 20 s without progress.
-    bool send_all(std::string_view bytes) {
-        while (!bytes.empty()) {
-            pollfd p{fd_, POLLOUT, 0};
-            if (::poll(&p, 1, 20'000) <= 0) {
-                return false;
-            }
-            const ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-            if (n <= 0) {
-                return false;
-            }
-            bytes.remove_prefix(static_cast<std::size_t>(n));
-        }
-        return true;
-    }
-    std::string read_until_close(std::chrono::milliseconds within) {
-        std::string out;
-        const auto deadline = std::chrono::steady_clock::now() + within;
-        char buf[65536];
-        while (std::chrono::steady_clock::now() < deadline) {
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, 10) <= 0) {
-                continue;
-            }
-            const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-            if (n <= 0) {
-                break;
-            }
-            out.append(buf, static_cast<std::size_t>(n));
-        }
-        return out;
-    }
-    void reset() {
-        linger l{1, 0};
-        ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-        ::close(fd_);
-        fd_ = -1;
-    }
-
-private:
-    int fd_ = -1;
-    bool ok_ = false;
-};
 
 std::string put(std::string_view path, std::size_t length, std::string_view fields = "") {
     return "PUT " + std::string(path) + " HTTP/1.1\r\nHost: t\r\nContent-Length: " + std::to_string(length) + "\r\n" +
@@ -246,15 +178,15 @@ TEST_F(storage_test, an_interrupted_upload_leaves_no_file_behind) {
         ASSERT_EQ(c.read_reply()->status, 201);
     }
     {
-        peer p(srv.port());
-        ASSERT_TRUE(p.ok());
-        ASSERT_TRUE(p.send_all(put("/files/c/new", 10'000'000) + random_bytes(1'000'000, 2)));
+        raw_client p(srv.port());
+        ASSERT_TRUE(p.connected());
+        ASSERT_TRUE(p.send(put("/files/c/new", 10'000'000) + random_bytes(1'000'000, 2)));
         std::this_thread::sleep_for(100ms);
         p.reset();
     }
     {
-        peer p(srv.port()); // and one that replaces an existing file, cut off
-        ASSERT_TRUE(p.send_all(put("/files/c/old", 10'000'000) + random_bytes(2'000'000, 3)));
+        raw_client p(srv.port()); // and one that replaces an existing file, cut off
+        ASSERT_TRUE(p.send(put("/files/c/old", 10'000'000) + random_bytes(2'000'000, 3)));
         std::this_thread::sleep_for(100ms);
         p.reset();
     }
@@ -305,12 +237,12 @@ TEST_F(storage_test, concurrent_uploads_to_one_name_end_with_one_whole_file) {
     std::atomic<int> created{0};
     for (int i = 0; i < uploads; ++i) {
         threads.emplace_back([&, i] {
-            peer p(srv.port());
+            raw_client p(srv.port());
             const std::string& b = bodies[static_cast<std::size_t>(i)];
             // In slices, so that the uploads interleave.
-            p.send_all(put("/files/shared/one", b.size(), "Connection: close\r\n"));
+            p.send(put("/files/shared/one", b.size(), "Connection: close\r\n"));
             for (std::size_t at = 0; at < b.size(); at += 100'000) {
-                p.send_all(std::string_view(b).substr(at, 100'000));
+                p.send(std::string_view(b).substr(at, 100'000));
                 std::this_thread::sleep_for(1ms);
             }
             const std::string reply = p.read_until_close(20s);
@@ -356,10 +288,10 @@ TEST_F(storage_test, a_1_gb_upload_goes_through_64_mb_of_memory_at_most) {
     const std::string block = random_bytes(1 << 20, 4);
     { std::ofstream("/proc/self/clear_refs") << "5"; }
     const long before = rss_kb();
-    peer p(srv.port());
-    ASSERT_TRUE(p.send_all(put("/files/big/one", size, "Connection: close\r\n")));
+    raw_client p(srv.port());
+    ASSERT_TRUE(p.send(put("/files/big/one", size, "Connection: close\r\n")));
     for (std::size_t sent = 0; sent < size; sent += block.size()) {
-        ASSERT_TRUE(p.send_all(std::string_view(block).substr(0, std::min(block.size(), size - sent))));
+        ASSERT_TRUE(p.send(std::string_view(block).substr(0, std::min(block.size(), size - sent))));
     }
     const std::string reply = p.read_until_close(60s);
     EXPECT_TRUE(reply.starts_with("HTTP/1.1 201")) << reply.substr(0, 200);

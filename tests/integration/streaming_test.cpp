@@ -9,17 +9,9 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
-#include <arpa/inet.h>
 #include <atomic>
-#include <cerrno>
-#include <cstring>
-#include <fcntl.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <string>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <thread>
 #include <unistd.h>
 #include <vector>
@@ -130,74 +122,6 @@ boost::json::object parse(const std::string& body) {
     return boost::json::parse(body).as_object();
 }
 
-// A socket of the test's own, for what raw_client does not do: sending without blocking, reading raw bytes.
-class socket_peer {
-public:
-    explicit socket_peer(std::uint16_t port) {
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_port = htons(port);
-        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-        connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&a), sizeof(a)) == 0;
-    }
-    ~socket_peer() { ::close(fd_); }
-    socket_peer(const socket_peer&) = delete;
-    socket_peer& operator=(const socket_peer&) = delete;
-
-    bool connected() const noexcept { return connected_; }
-    // Sends what the kernel takes within `within`; returns how much.
-    std::size_t send_for(std::string_view bytes, std::chrono::milliseconds within) {
-        std::size_t sent = 0;
-        const auto deadline = std::chrono::steady_clock::now() + within;
-        while (sent < bytes.size() && std::chrono::steady_clock::now() < deadline) {
-            pollfd p{fd_, POLLOUT, 0};
-            if (::poll(&p, 1, 10) <= 0) {
-                continue;
-            }
-            const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
-            if (n < 0 && errno != EAGAIN) {
-                break;
-            }
-            sent += n > 0 ? static_cast<std::size_t>(n) : 0;
-        }
-        return sent;
-    }
-    // Reads until the peer closes or `within` passes.
-    std::string read_until_close(std::chrono::milliseconds within) {
-        std::string out;
-        const auto deadline = std::chrono::steady_clock::now() + within;
-        char buf[65536];
-        while (std::chrono::steady_clock::now() < deadline) {
-            pollfd p{fd_, POLLIN, 0};
-            if (::poll(&p, 1, 10) <= 0) {
-                continue;
-            }
-            const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
-            if (n <= 0) {
-                break;
-            }
-            out.append(buf, static_cast<std::size_t>(n));
-        }
-        return out;
-    }
-    // Shrinks the receive buffer (before any data comes) so that an unread response fills it quickly.
-    void small_receive_buffer() {
-        const int bytes = 16 * 1024;
-        ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
-    }
-    void reset() {
-        linger l{1, 0};
-        ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
-        ::close(fd_);
-        fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    }
-
-private:
-    int fd_ = -1;
-    bool connected_ = false;
-};
-
 // The body of a chunked message, decoded; empty with ok=false when the framing is broken or unfinished.
 std::string dechunk(std::string_view s, bool& ok) {
     std::string out;
@@ -291,7 +215,7 @@ TEST_F(streaming_test, the_connection_reads_no_further_than_the_handler_takes) {
     test_server srv(routes);
     stats_.may_read = false; // the handler takes one piece, then waits
     constexpr std::size_t size = 128 * 1024 * 1024;
-    socket_peer p(srv.port());
+    raw_client p(srv.port());
     ASSERT_TRUE(p.connected());
     const std::string head = put_head(size);
     ASSERT_EQ(p.send_for(head, 1s), head.size());
@@ -425,7 +349,7 @@ TEST_F(streaming_test, a_client_gone_mid_body_ends_the_read_and_the_server_goes_
     app routes = make_app(stats_);
     test_server srv(routes);
     {
-        socket_peer p(srv.port());
+        raw_client p(srv.port());
         const std::string part = put_head(10'000'000) + pattern_bytes(0, 500'000);
         ASSERT_EQ(p.send_for(part, 2s), part.size());
         std::this_thread::sleep_for(50ms);
@@ -443,7 +367,7 @@ TEST_F(streaming_test, a_client_gone_mid_body_ends_the_read_and_the_server_goes_
 TEST_F(streaming_test, a_streamed_response_is_chunked_and_keeps_the_connection) {
     app routes = make_app(stats_);
     test_server srv(routes);
-    socket_peer p(srv.port());
+    raw_client p(srv.port());
     const std::string requests =
         "GET /stream/40 HTTP/1.1\r\nHost: t\r\n\r\nGET /hello HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n";
     ASSERT_EQ(p.send_for(requests, 1s), requests.size());
@@ -481,7 +405,7 @@ TEST_F(streaming_test, a_streamed_response_with_a_length_and_to_head_and_http_1_
         ASSERT_TRUE(next);
         EXPECT_EQ(next->body, "hello");
     }
-    socket_peer p(srv.port());
+    raw_client p(srv.port());
     p.send_for("GET /stream/2 HTTP/1.0\r\n\r\n", 1s);
     const std::string all = p.read_until_close(5s); // no length, no chunks: the body ends with the connection
     const auto head_end = all.find("\r\n\r\n");
@@ -493,7 +417,7 @@ TEST_F(streaming_test, a_streamed_response_with_a_length_and_to_head_and_http_1_
 TEST_F(streaming_test, a_slow_reader_holds_its_handler_and_never_its_loop) {
     app routes = make_app(stats_);
     test_server srv(routes); // one loop
-    socket_peer slow(srv.port());
+    raw_client slow(srv.port());
     slow.small_receive_buffer();
     constexpr std::size_t pieces = 4096; // 64 MiB
     slow.send_for("GET /stream/" + std::to_string(pieces) + "?length=1 HTTP/1.1\r\nHost: t\r\n\r\n", 1s);
@@ -522,7 +446,7 @@ TEST_F(streaming_test, a_client_that_goes_away_ends_a_streamed_response) {
     app routes = make_app(stats_);
     test_server srv(routes);
     {
-        socket_peer p(srv.port());
+        raw_client p(srv.port());
         p.small_receive_buffer();
         p.send_for("GET /stream/100000 HTTP/1.1\r\nHost: t\r\n\r\n", 1s);
         std::this_thread::sleep_for(100ms);

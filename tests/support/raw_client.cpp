@@ -13,6 +13,7 @@
 #include <cctype>
 #include <cerrno>
 #include <cstdlib>
+#include <utility>
 
 namespace hotpath::test {
 
@@ -80,6 +81,53 @@ bool raw_client::send(std::string_view bytes) {
 
 void raw_client::shutdown_send() {
     ::shutdown(fd_, SHUT_WR);
+}
+
+std::size_t raw_client::send_for(std::string_view bytes, std::chrono::milliseconds within) {
+    std::size_t sent = 0;
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    while (sent < bytes.size() && std::chrono::steady_clock::now() < deadline) {
+        pollfd p{fd_, POLLOUT, 0};
+        if (::poll(&p, 1, 10) <= 0) {
+            continue;
+        }
+        const ssize_t n = ::send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (n < 0 && errno != EAGAIN && errno != EINTR) {
+            break;
+        }
+        sent += n > 0 ? static_cast<std::size_t>(n) : 0;
+    }
+    return sent;
+}
+
+std::string raw_client::read_until_close(std::chrono::milliseconds within) {
+    std::string out = std::exchange(buffer_, {});
+    const auto deadline = std::chrono::steady_clock::now() + within;
+    char buf[65536];
+    while (std::chrono::steady_clock::now() < deadline) {
+        pollfd p{fd_, POLLIN, 0};
+        if (::poll(&p, 1, 10) <= 0) {
+            continue;
+        }
+        const ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+        if (n <= 0) {
+            break;
+        }
+        out.append(buf, static_cast<std::size_t>(n));
+    }
+    return out;
+}
+
+void raw_client::reset() {
+    const linger l{1, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+    ::close(fd_);
+    fd_ = -1;
+}
+
+void raw_client::small_receive_buffer() {
+    const int bytes = 16 * 1024;
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
 }
 
 bool raw_client::fill(std::chrono::steady_clock::time_point deadline) {

@@ -48,6 +48,15 @@ public:
     std::string_view unread() const noexcept { return buffer_; }
     // Half-closes the sending side.
     void shutdown_send();
+    // Sends what the kernel takes within `within`, never waiting past it; returns how much (for a client that
+    // outpaces a server that stopped reading).
+    std::size_t send_for(std::string_view bytes, std::chrono::milliseconds within);
+    // Reads until the peer closes or `within` passes; returns what was not taken before (unread() included).
+    std::string read_until_close(std::chrono::milliseconds within);
+    // Closes at once with a reset (SO_LINGER 0): a client gone in the middle of a request.
+    void reset();
+    // Shrinks the receive buffer, so that a response the test does not read fills it quickly.
+    void small_receive_buffer();
 
 private:
     bool fill(std::chrono::steady_clock::time_point deadline);
