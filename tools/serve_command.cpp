@@ -137,9 +137,10 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
     const auto s = srv.stats();
     fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} timed out, {} handler errors)\n",
                s.requests, s.connections_accepted, s.bad_requests, s.timeouts, s.handler_exceptions);
-    if (s.refused_in_flight + s.refused_connections != 0) {
-        fmt::print("hotpath: overload: {} requests answered 503 over --max-in-flight, {} over --max-connections\n",
-                   s.refused_in_flight, s.refused_connections);
+    if (s.refused_in_flight + s.refused_connections + s.refused_draining != 0) {
+        fmt::print("hotpath: overload: {} requests answered 503 over --max-in-flight, {} over --max-connections, {} "
+                   "past --drain-timeout while stopping\n",
+                   s.refused_in_flight, s.refused_connections, s.refused_draining);
     }
     if (s.timeouts != 0) {
         fmt::print("hotpath: timeouts: {} waiting for a request head, {} for a body, {} for a client to read (408 or "

@@ -301,6 +301,7 @@ void write_metrics(request& req, response& res) {
     std::uint64_t exceptions = 0;
     std::uint64_t refused_in_flight = 0;
     std::uint64_t refused_connections = 0;
+    std::uint64_t refused_draining = 0;
     std::uint64_t pauses = 0;
     std::uint64_t header_timeouts = 0;
     std::uint64_t body_timeouts = 0;
@@ -318,6 +319,7 @@ void write_metrics(request& req, response& res) {
         exceptions += s.handler_exceptions.get();
         refused_in_flight += s.refused_in_flight.get();
         refused_connections += s.refused_connections.get();
+        refused_draining += s.refused_draining.get();
         pauses += s.accept_pauses.get();
         header_timeouts += s.header_timeouts.get();
         body_timeouts += s.body_timeouts.get();
@@ -338,10 +340,11 @@ void write_metrics(request& req, response& res) {
                metrics::metric_type::counter, rejected);
     out.family("hotpath_http_overload_responses_total",
                "Requests answered 503 with Retry-After at once, by the limit they met (requests in flight on their "
-               "loop, or connections)",
+               "loop, connections, or a stop's drain time spent)",
                metrics::metric_type::counter);
     out.sample("hotpath_http_overload_responses_total", {{"limit", "requests_in_flight"}}, refused_in_flight);
     out.sample("hotpath_http_overload_responses_total", {{"limit", "connections"}}, refused_connections);
+    out.sample("hotpath_http_overload_responses_total", {{"limit", "drain_timeout"}}, refused_draining);
     out.single("hotpath_http_connections", "Connections open now", metrics::metric_type::gauge,
                accepted > closed ? accepted - closed : 0);
     out.single("hotpath_http_bad_requests_total", "Malformed requests or requests over a limit, answered and closed",

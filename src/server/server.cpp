@@ -59,7 +59,8 @@ struct server::impl {
     const app& routes;
     server_options options;
     std::atomic<std::size_t> open_connections{0};
-    std::unique_ptr<access_log> log; // before the workers: outlives their connections
+    std::atomic<std::int64_t> drain_deadline_ns{0}; // steady_clock, set by stop(); 0 before
+    std::unique_ptr<access_log> log;                // before the workers: outlives their connections
     std::vector<std::unique_ptr<worker>> workers;
     std::vector<std::thread> threads;
     std::uint16_t port = 0;
@@ -217,6 +218,7 @@ result<void> server::start() {
     }
     for (unsigned i = 0; i < n; ++i) {
         auto w = std::make_unique<worker>(i, s.routes, s.options, s.open_connections);
+        w->drain_deadline_ns = &s.drain_deadline_ns;
         w->route_stats.init(s.routes.route_keys().size(), s.latency_bounds_ns);
         w->stall_lengths = std::make_unique<metrics::duration_buckets>(s.latency_bounds_ns);
         w->all = &s.workers;
@@ -307,6 +309,10 @@ void server::stop() {
         return;
     }
     std::call_once(s.stop_once, [&s] {
+        // Seen by the loops at once, even by one that is busy in a long turn (a handler blocking its thread): past
+        // this, requests are refused instead of run (server_connection::overloaded).
+        const auto deadline = std::chrono::steady_clock::now() + s.options.limits.drain_timeout;
+        s.drain_deadline_ns.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
         for (auto& w : s.workers) {
             worker* wp = w.get();
             wp->loop.post([&s, wp] { s.begin_drain(*wp); });
@@ -368,6 +374,7 @@ server_stats server::stats() const noexcept {
         total.handler_exceptions += s.handler_exceptions.get();
         total.refused_in_flight += s.refused_in_flight.get();
         total.refused_connections += s.refused_connections.get();
+        total.refused_draining += s.refused_draining.get();
         total.header_timeouts += s.header_timeouts.get();
         total.body_timeouts += s.body_timeouts.get();
         total.response_timeouts += s.response_timeouts.get();

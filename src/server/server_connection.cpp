@@ -506,18 +506,27 @@ void server_connection::on_handler_done(void* self) noexcept {
 // counted. On a connection over limits.max_connections, the response closes it (finish_request).
 bool server_connection::overloaded(request_state& s) {
     const auto& limits = owner_.options.limits;
+    const std::int64_t drain_deadline = owner_.drain_deadline_ns->load(std::memory_order_relaxed);
+    std::string_view why;
     if (refuse_) {
         owner_.stats.refused_connections.add();
+        why = "the server is at its connection limit";
     } else if (limits.max_requests_in_flight != 0 && owner_.handlers_running >= limits.max_requests_in_flight) {
         owner_.stats.refused_in_flight.add();
+        why = "the server is at its limit of requests in flight";
+    } else if (drain_deadline != 0 && std::chrono::steady_clock::now().time_since_epoch().count() >= drain_deadline) {
+        // Stopping, and the drain's time is spent, yet this loop is still dispatching: its handlers block it (each
+        // request of a long turn's batch would run after the deadline). Refused, so that the stop ends.
+        owner_.stats.refused_draining.add();
+        refuse_ = true; // and the connection closes after the answer
+        why = "the server is shutting down";
     } else {
         return false;
     }
     char seconds[24];
     const auto out = fmt::format_to_n(seconds, sizeof(seconds), "{}", limits.retry_after.count());
     s.res.header("Retry-After", std::string_view(seconds, out.size));
-    s.res.problem(http::status::service_unavailable, refuse_ ? "the server is at its connection limit"
-                                                             : "the server is at its limit of requests in flight");
+    s.res.problem(http::status::service_unavailable, why);
     return true;
 }
 

@@ -18,6 +18,7 @@ struct loop_stats {
     // Overload: requests answered 503 with Retry-After at once, by the limit they met.
     counter refused_in_flight;   // limits.max_requests_in_flight on their loop
     counter refused_connections; // limits.max_connections: the first request of a connection over it
+    counter refused_draining;    // stopping, past limits.drain_timeout: not run (a loop busy in blocking handlers)
     // Slow clients, counted apart from malformed requests (a 408 is not a bad request):
     counter header_timeouts;   // a request head not whole within limits.request_headers_timeout: 408, or a close
                                // when not one byte of it came
@@ -45,6 +46,7 @@ struct server_stats {
     std::uint64_t handler_exceptions = 0;
     std::uint64_t refused_in_flight = 0;   // 503: over limits.max_requests_in_flight
     std::uint64_t refused_connections = 0; // 503: on a connection over limits.max_connections
+    std::uint64_t refused_draining = 0;    // 503: stopping, dispatched past limits.drain_timeout
     std::uint64_t timeouts = 0;            // slow clients: header_timeouts + body_timeouts + response_timeouts
     std::uint64_t header_timeouts = 0;
     std::uint64_t body_timeouts = 0;

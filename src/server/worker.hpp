@@ -56,6 +56,9 @@ struct worker {
 
     // Handlers started and not finished on this loop, for limits.max_requests_in_flight.
     std::size_t handlers_running = 0;
+    // The server's: when stop() was called, the drain's deadline (steady_clock nanoseconds; 0 before). Read at each
+    // dispatch, so that a loop whose handlers block its thread stops running them once the drain time is up.
+    const std::atomic<std::int64_t>* drain_deadline_ns = nullptr;
 
     // Intrusive list of this loop's connections (each removes itself when destroyed).
     server_connection* first = nullptr;

@@ -554,5 +554,42 @@ TEST_F(limits_test, requests_over_the_in_flight_limit_get_503_at_once_and_the_se
     EXPECT_EQ(srv.get().stats().refused_in_flight, 2u);
 }
 
+// Handlers that block their loop's thread keep it from turning, so the drain's timer cannot fire while a batch of
+// requests runs one blocked handler after another. Past limits.drain_timeout the loop refuses what it has not
+// started (503, closed): the stop ends soon after the deadline, not after every queued handler.
+TEST_F(limits_test, a_stop_ends_near_the_drain_timeout_even_when_handlers_block_the_loop) {
+    app blocking;
+    blocking.get("/block", [](request&, response& res) {
+        std::this_thread::sleep_for(200ms); // the anti-pattern, on purpose
+        res.text("slept");
+    });
+    http::limits l;
+    l.drain_timeout = 100ms;
+    test_server srv(blocking, l);
+    constexpr int clients = 8;
+    std::vector<std::unique_ptr<raw_client>> c;
+    for (int i = 0; i < clients; ++i) {
+        c.push_back(std::make_unique<raw_client>(srv.port()));
+        c.back()->send("GET /block HTTP/1.1\r\nHost: t\r\n\r\n");
+    }
+    std::this_thread::sleep_for(50ms); // the first handler sleeps; the others wait behind it
+    const auto t0 = std::chrono::steady_clock::now();
+    srv.get().stop();
+    srv.get().wait();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    EXPECT_LT(took, 1s) << "every queued handler ran: " << clients << " x 200 ms";
+    int slept = 0;
+    int refused = 0;
+    for (auto& x : c) {
+        if (const auto r = x->read_reply(1s)) {
+            slept += r->status == 200 ? 1 : 0;
+            refused += r->status == 503 ? 1 : 0;
+        }
+    }
+    EXPECT_GE(slept, 1);
+    EXPECT_LT(slept, clients);
+    EXPECT_EQ(static_cast<std::uint64_t>(refused), srv.get().stats().refused_draining);
+}
+
 } // namespace
 } // namespace hotpath
