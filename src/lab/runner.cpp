@@ -191,7 +191,10 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     for (const case_outcome& c : outcomes) {
         print_verdict(out, c);
     }
-    fmt::print(out, "results: {}/<case>/result.json (docs/lab.md)\n", o.out_dir);
+    for (const case_spec& c : run.cases) { // where each case's figures are, as a path the user can open
+        fmt::print(out, "results: {} (docs/lab.md)\n",
+                   (std::filesystem::path(o.out_dir) / c.name / "result.json").string());
+    }
     std::fflush(out);
     return 0;
 }
