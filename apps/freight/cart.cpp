@@ -1,6 +1,8 @@
 // The lean variant's cart reader: one pass over the body, nothing allocated, the same verdicts as Boost.JSON.
 #include "apps/freight/cart.hpp"
 
+#include "http/char_class.hpp"
+
 #include <fmt/format.h>
 
 #include <cstring>
@@ -34,19 +36,6 @@ struct number_value {
     std::int64_t value = 0;
     bool in(std::int64_t lo, std::int64_t hi) const noexcept { return integral && value >= lo && value <= hi; }
 };
-
-int hex(char c) noexcept {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
 
 // Everything the checks need from the root object, filled as its members go by.
 struct cart_state {
@@ -286,7 +275,7 @@ private:
         }
         cp = 0;
         for (int i = 0; i < 4; ++i) {
-            const int h = hex(p_[i]);
+            const int h = http::char_class::hex_digit_value(p_[i]);
             if (h < 0) {
                 return false;
             }

@@ -4,6 +4,8 @@
 
 #include "server/blocking.hpp"
 
+#include "http/char_class.hpp"
+
 #include <boost/json.hpp>
 
 #include <atomic>
@@ -53,19 +55,6 @@ struct open_file {
         }
     }
 };
-
-int hex_value(char c) noexcept {
-    if (c >= '0' && c <= '9') {
-        return c - '0';
-    }
-    if (c >= 'a' && c <= 'f') {
-        return c - 'a' + 10;
-    }
-    if (c >= 'A' && c <= 'F') {
-        return c - 'A' + 10;
-    }
-    return -1;
-}
 
 bool name_char(char c) noexcept {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '_' ||
@@ -303,8 +292,8 @@ bool valid_file_name(std::string_view segment, std::string& decoded) {
             if (i + 2 >= segment.size()) {
                 return false;
             }
-            const int hi = hex_value(segment[i + 1]);
-            const int lo = hex_value(segment[i + 2]);
+            const int hi = http::char_class::hex_digit_value(segment[i + 1]);
+            const int lo = http::char_class::hex_digit_value(segment[i + 2]);
             if (hi < 0 || lo < 0) {
                 return false;
             }

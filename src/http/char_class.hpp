@@ -74,4 +74,18 @@ constexpr std::string_view trim_ows(std::string_view s) noexcept {
     return s;
 }
 
+// The value of a hexadecimal digit of either case; -1 for any other byte.
+constexpr int hex_digit_value(char c) noexcept {
+    if (c >= '0' && c <= '9') {
+        return c - '0';
+    }
+    if (c >= 'a' && c <= 'f') {
+        return c - 'a' + 10;
+    }
+    if (c >= 'A' && c <= 'F') {
+        return c - 'A' + 10;
+    }
+    return -1;
+}
+
 } // namespace hotpath::http::char_class
