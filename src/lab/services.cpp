@@ -178,25 +178,18 @@ service_set::~service_set() {
     stop_all();
 }
 
-const service* service_set::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
-                                  std::string& why) {
-    const auto deadline = clock::now() + timeout;
-    char self[PATH_MAX] = {};
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
-        return nullptr;
-    }
-    std::vector<std::string> argv{self, "serve"};
-    argv.insert(argv.end(), args.begin(), args.end());
-    for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
-        argv.emplace_back(extra);
-    }
+service* service_set::spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) {
         why = fmt::format("pipe: {}", std::strerror(errno));
         return nullptr;
     }
+    std::vector<std::string> args = argv; // the child writes into these strings' buffers for execv's char*
+    std::vector<char*> cargv;
+    for (auto& a : args) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
@@ -217,17 +210,87 @@ const service* service_set::start(const std::vector<std::string>& args, std::chr
         pthread_sigmask(SIG_SETMASK, &none, nullptr);
         ::dup2(out[1], STDOUT_FILENO);
         ::dup2(out[1], STDERR_FILENO);
-        std::vector<char*> cargv;
-        for (auto& a : argv) {
-            cargv.push_back(a.data());
-        }
-        cargv.push_back(nullptr);
-        ::execv(self, cargv.data());
+        ::execv(cargv[0], cargv.data());
         ::_exit(127);
     }
     ::close(out[1]);
-    running_.push_back({args.empty() ? "?" : args.front(), pid, 0, out[0]});
-    service& s = running_.back();
+    service& s = running_.emplace_back();
+    s.name = name;
+    s.pid = pid;
+    s.output = out[0];
+    s.tail = std::make_shared<std::string>();
+    return &s;
+}
+
+namespace {
+
+// Drains a child's output until it ends (EOF when the child is gone), keeping its last few KiB in `tail`.
+void start_drain(service& s) {
+    constexpr std::size_t keep = 4096;
+    s.drain = std::thread([fd = s.output, tail = s.tail] {
+        char buffer[4096];
+        for (;;) {
+            const ssize_t n = ::read(fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return;
+            }
+            tail->append(buffer, static_cast<std::size_t>(n));
+            if (tail->size() > 2 * keep) {
+                tail->erase(0, tail->size() - keep);
+            }
+        }
+    });
+}
+
+} // namespace
+
+const service* service_set::wait_ready(service& s, const std::string& path, bool any_status,
+                                       clock::time_point deadline, std::string& why) {
+    std::string last;
+    while (!interrupted()) {
+        if (auto a = http_get(s.port, path, std::chrono::milliseconds{500}, last);
+            a && (any_status || a->status == 200)) {
+            return &s;
+        } else if (a) {
+            last = fmt::format("GET {} answered {}", path, a->status);
+        }
+        if (clock::now() >= deadline) {
+            break;
+        }
+        if (::waitpid(s.pid, nullptr, WNOHANG) == s.pid) {
+            s.pid = -1;
+            last = "it exited";
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    why = interrupted() ? "interrupted" : fmt::format("{} on port {} did not answer: {}", s.name, s.port, last);
+    stop(&s);
+    return nullptr;
+}
+
+const service* service_set::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                                  std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    char self[PATH_MAX] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
+        return nullptr;
+    }
+    std::vector<std::string> argv{self, "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
+        argv.emplace_back(extra);
+    }
+    service* started = spawn(args.empty() ? "?" : args.front(), argv, why);
+    if (started == nullptr) {
+        return nullptr;
+    }
+    service& s = *started;
     // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring (Ctrl-C stops)"
     static const std::regex listening(R"(serving \S+ on http://[^ ]*:(\d+))");
     std::string line;
@@ -247,19 +310,44 @@ const service* service_set::start(const std::vector<std::string>& args, std::chr
         stop(&s);
         return nullptr;
     }
-    std::string last;
-    while (!interrupted()) {
-        if (auto a = http_get(s.port, "/debug/routes", std::chrono::milliseconds{500}, last); a && a->status == 200) {
-            return &s;
-        }
-        if (clock::now() >= deadline) {
-            break;
-        }
-        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    start_drain(s);
+    return wait_ready(s, "/debug/routes", false, deadline, why);
+}
+
+const service* service_set::start_peer(const std::string& name, const std::vector<std::string>& argv,
+                                       std::uint16_t port, const std::string& ready_path,
+                                       std::chrono::milliseconds timeout, std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    if (argv.empty() || ::access(argv.front().c_str(), X_OK) != 0) {
+        why = fmt::format("{}: {} is not an executable", name, argv.empty() ? std::string{"(nothing)"} : argv.front());
+        return nullptr;
     }
-    why = interrupted() ? "interrupted" : fmt::format("serve {} on port {} did not answer: {}", s.name, s.port, last);
-    stop(&s);
-    return nullptr;
+    service* started = spawn(name, argv, why);
+    if (started == nullptr) {
+        return nullptr;
+    }
+    started->port = port;
+    started->hotpath = false;
+    start_drain(*started);
+    return wait_ready(*started, ready_path, true, deadline, why);
+}
+
+std::uint16_t free_loopback_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return 0;
+    }
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    std::uint16_t port = 0;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+        port = ntohs(a.sin_port);
+    }
+    ::close(fd);
+    return port;
 }
 
 void service_set::stop(const service* which, std::chrono::milliseconds grace) {
@@ -267,9 +355,11 @@ void service_set::stop(const service* which, std::chrono::milliseconds grace) {
         if (&*it != which) {
             continue;
         }
-        ::kill(it->pid, SIGTERM);
         const auto deadline = clock::now() + grace;
-        bool reaped = false;
+        bool reaped = it->pid < 0; // already reaped (it exited while starting)
+        if (!reaped) {
+            ::kill(it->pid, SIGTERM);
+        }
         while (clock::now() < deadline) {
             if (::waitpid(it->pid, nullptr, WNOHANG) == it->pid) {
                 reaped = true;
@@ -281,6 +371,9 @@ void service_set::stop(const service* which, std::chrono::milliseconds grace) {
             ::kill(it->pid, SIGKILL);
             ::waitpid(it->pid, nullptr, 0);
         }
+        if (it->drain.joinable()) {
+            it->drain.join(); // the pipe's writer is gone with the child: the drain has seen its end
+        }
         ::close(it->output);
         running_.erase(it);
         return;
@@ -290,7 +383,9 @@ void service_set::stop(const service* which, std::chrono::milliseconds grace) {
 void service_set::stop_all() {
     // Every child gets its SIGTERM first, so that they drain at the same time rather than one after another.
     for (const service& s : running_) {
-        ::kill(s.pid, SIGTERM);
+        if (s.pid > 0) {
+            ::kill(s.pid, SIGTERM);
+        }
     }
     while (!running_.empty()) {
         stop(&running_.back());

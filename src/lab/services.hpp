@@ -5,9 +5,11 @@
 #include <chrono>
 #include <cstdint>
 #include <list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <sys/types.h>
+#include <thread>
 #include <vector>
 
 namespace hotpath::lab {
@@ -28,14 +30,21 @@ struct http_answer {
 std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
                                     std::chrono::milliseconds timeout, std::string& why);
 
-// One running service.
+// One running service. Its stdout and stderr go to a pipe that a thread of its own drains for as long as it runs
+// (a service that logs must never block on a full pipe), keeping the last lines for messages.
 struct service {
-    std::string name; // "weather", as given to serve
+    std::string name; // "weather", as given to serve, or a peer's name
     pid_t pid = -1;
     std::uint16_t port = 0;
     int output = -1; // the read end of its stdout and stderr
+    bool hotpath = true; // false for a peer: no /debug/routes, no /metrics of ours
+    std::thread drain;
+    std::shared_ptr<std::string> tail; // its last output, written by `drain` until it ends
     std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
+
+// A port free on 127.0.0.1 right now (bound, read, released), for a peer that cannot pick its own; 0 on failure.
+std::uint16_t free_loopback_port();
 
 // Owns the children it starts; its destructor stops those still running. Used from one thread.
 class service_set {
@@ -48,6 +57,11 @@ public:
     // Runs `hotpath serve <args...> --port 0`, reads the port from the line it prints on start, then waits until
     // GET /debug/routes answers 200; all within `timeout`. nullptr with `why` on failure (the child is stopped).
     const service* start(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+    // Runs a program that is not hotpath (a .NET original): `argv` as given, the lab having chosen `port` and put
+    // it into the arguments; ready once GET `ready_path` answers anything at all (a 404 is an answer). nullptr
+    // with `why` on failure (the child is stopped).
+    const service* start_peer(const std::string& name, const std::vector<std::string>& argv, std::uint16_t port,
+                              const std::string& ready_path, std::chrono::milliseconds timeout, std::string& why);
     // SIGTERM, then SIGKILL after `grace`; reaps it. Safe to call twice.
     void stop(const service* s, std::chrono::milliseconds grace = std::chrono::seconds{3});
     void stop_all();
@@ -55,6 +69,11 @@ public:
     std::vector<pid_t> pids() const;
 
 private:
+    // fork + exec of argv[0] with the lab's signals unblocked and its output on a pipe; nullptr with `why`.
+    service* spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why);
+    // Waits until GET `path` answers (`any_status`, or 200) or the deadline; stops the child on failure.
+    const service* wait_ready(service& s, const std::string& path, bool any_status,
+                              std::chrono::steady_clock::time_point deadline, std::string& why);
     std::list<service> running_; // a list: the pointers start() hands out stay valid
 };
 
