@@ -3,6 +3,8 @@
 
 #include "net/transport.hpp"
 
+#include <utility>
+
 namespace hotpath::load {
 
 load_connection::~load_connection() = default;
@@ -12,11 +14,22 @@ void load_connection::open() {
         return;
     }
     connecting_ = true;
+    connect_started_ = clock::now();
     connector_.start(owner_.loop_, owner_.endpoint_, [this](int fd, std::error_code ec) { on_connected(fd, ec); });
+}
+
+void load_connection::time_out_connect() {
+    if (connecting_ && !connect_timed_out_) {
+        connect_timed_out_ = true;
+        connector_.cancel(); // on_connected follows with operation_canceled
+    }
 }
 
 void load_connection::on_connected(int fd, std::error_code ec) {
     connecting_ = false;
+    if (std::exchange(connect_timed_out_, false) && ec == std::errc::operation_canceled) {
+        ec = std::make_error_code(std::errc::timed_out);
+    }
     if (ec != std::errc::operation_canceled) {
         owner_.on_connect_result(ec);
     }

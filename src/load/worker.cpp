@@ -348,6 +348,10 @@ void worker::check_timeouts(clock::time_point now) {
     for (auto& c : connections_) {
         if (c->busy() && now - c->oldest_sent() > plan_.timeout) {
             c->abort(error_class::timeout);
+        } else if (c->connecting() && now - c->connect_started() > plan_.timeout) {
+            // A server that stopped accepting (its backlog full: the kernel drops SYNs, the client retries them
+            // for minutes) must not hold a user, nor the end of the run, past the timeout.
+            c->time_out_connect();
         }
     }
 }

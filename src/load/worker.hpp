@@ -47,6 +47,10 @@ public:
     bool ready() const noexcept { return connected_ && in_flight_.empty() && !closing_; }
     bool busy() const noexcept { return !in_flight_.empty(); }
     bool connecting() const noexcept { return connecting_; }
+    // When the connect in progress began, for its timeout (the plan's request timeout).
+    clock::time_point connect_started() const noexcept { return connect_started_; }
+    // Gives up the connect in progress: it counts as a failed connection attempt ("Connection timed out").
+    void time_out_connect();
     bool gone() const noexcept { return !connected_ && !connecting_ && !closing_; }
     // The send time of the oldest request in flight, for timeouts.
     clock::time_point oldest_sent() const noexcept { return in_flight_.front().sent; }
@@ -81,7 +85,9 @@ private:
     std::deque<request_times> in_flight_;
     std::string rendered_; // the bytes of a request with placeholders, until written
     std::string body_;     // the body of the current response, kept only for a body check (capped)
+    clock::time_point connect_started_{};
     bool connecting_ = false;
+    bool connect_timed_out_ = false;
     bool connected_ = false;
     bool closing_ = false;
     bool server_closes_ = false;

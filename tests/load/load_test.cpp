@@ -8,7 +8,13 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
 #include <atomic>
+#include <chrono>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <vector>
 #include <charconv>
 #include <cstdio>
 #include <map>
@@ -202,6 +208,43 @@ TEST_F(load_test, refused_connections_are_failed_attempts_not_failed_requests) {
     EXPECT_EQ(r.connect_error, "Connection refused");
     EXPECT_EQ(r.error_total(), 0u) << "no request was sent";
     EXPECT_EQ(load::judge(r, {}), load::verdict::nothing_succeeded);
+}
+
+// A server that stopped accepting: its backlog is full, the kernel drops further SYNs and a connect would retry
+// them for minutes. The connect times out with the request timeout, counts as a failed attempt, and the run ends
+// on time (it once waited for the kernel's SYN retries: three minutes for a 75 s load of a starved Kestrel).
+TEST_F(load_test, a_connect_that_hangs_times_out_with_the_request_timeout) {
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(listener, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(listener, 0), 0); // never accepts
+    ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    std::vector<int> fillers; // fill the accept queue: later SYNs are dropped
+    for (int i = 0; i < 4; ++i) {
+        const int f = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        ::connect(f, reinterpret_cast<sockaddr*>(&a), sizeof a);
+        fillers.push_back(f);
+    }
+    std::this_thread::sleep_for(100ms);
+    auto p = make_plan(ntohs(a.sin_port), "/");
+    p.duration = 1s;
+    p.timeout = 500ms;
+    p.connections = 4;
+    const auto start = std::chrono::steady_clock::now();
+    const auto r = run(p);
+    const auto took = std::chrono::steady_clock::now() - start;
+    for (const int f : fillers) {
+        ::close(f);
+    }
+    ::close(listener);
+    EXPECT_LT(took, 5s) << "the run waited for the kernel's SYN retries";
+    EXPECT_EQ(r.responses, 0u);
+    EXPECT_GT(r.connect_failures, 0u);
+    EXPECT_EQ(r.connect_error, "Connection timed out");
 }
 
 // A target that comes up late: every request sent succeeds, so an errors<1% threshold holds; the refused
