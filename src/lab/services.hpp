@@ -28,6 +28,11 @@ struct http_answer {
 std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
                                     std::chrono::milliseconds timeout, std::string& why);
 
+// Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
+// waits for it, at most `timeout` (then it is killed). False with `why` (its last line of output, or how it ended)
+// when it fails, times out or the lab is interrupted.
+bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+
 // One running service.
 struct service {
     std::string name; // "weather", as given to serve
