@@ -174,10 +174,15 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
             : p == 95 ? "p95"
                       : "p99",
             [p](const variant_outcome& v) {
-                return load::format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
+                return v.results.latency.count() == 0
+                           ? std::string("-") // no response: no latency (not 0)
+                           : load::format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
             });
     }
-    row("mean", [](const variant_outcome& v) { return load::format_duration_ns(v.results.latency.mean_ns()); });
+    row("mean", [](const variant_outcome& v) {
+        return v.results.latency.count() == 0 ? std::string("-")
+                                              : load::format_duration_ns(v.results.latency.mean_ns());
+    });
     row("req/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", rps(v)); });
     row("ok/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", success_rps(v)); });
     row("requests", [](const variant_outcome& v) { return fmt::format("{}", v.results.responses); });
