@@ -6,10 +6,13 @@
 #include "load/options.hpp"
 #include "load/scenario.hpp"
 
+#include <boost/json.hpp>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -225,6 +228,62 @@ TEST(cases_test, a_throughput_ratio_over_no_success_is_a_lower_bound) {
     c.variants[0] = outcome("sync", 40, 16, std::chrono::seconds{8}); // 2/s
     EXPECT_DOUBLE_EQ(*headline_value(c), 1000.0);
     EXPECT_NE(result_json(c, {}).find(R"("lower_bound":false)"), std::string::npos);
+}
+
+// A /debug/routes report of one busy route and a scrape-sized one, with the busy route's allocations ("null": not
+// counted).
+std::string routes(const std::string& allocations) {
+    auto route = [](const std::string& name, unsigned requests, const std::string& a) {
+        return R"({"method":"POST","route":")" + name + R"(","requests":)" + std::to_string(requests) +
+               R"(,"status":{"2xx":)" + std::to_string(requests) +
+               R"(,"5xx":0},"latency_ms":{"mean":1,"p50":1,"p95":2,"p99":3},"mean_ms":{"queue":0},)"
+               R"("share":{"queue":0,"app":1,"downstream":0,"wait":0,"write":0},)"
+               R"("downstream":{"calls_per_request":0,"mean_concurrency":0,"max_concurrency":0},)"
+               R"("allocations_per_request":)" +
+               a + "}";
+    };
+    return R"({"loops":1,"allocations_counted":false,"routes":[)" + route("/a/quote", 1000, allocations) + "," +
+           route("/debug/x", 2, "1000") + "]}";
+}
+
+std::string verdict(const case_outcome& c) {
+    char* text = nullptr;
+    std::size_t size = 0;
+    std::FILE* f = ::open_memstream(&text, &size);
+    print_verdict(f, c);
+    std::fclose(f);
+    std::string out(text, size);
+    std::free(text);
+    return out;
+}
+
+// Allocations per request come from the services' own reports (their busiest route), never made up: a build
+// without the counter says so.
+TEST(cases_test, allocations_are_shown_only_when_the_service_counted_them) {
+    const auto cases = plan("freight", true);
+    case_outcome c;
+    c.spec = named(cases, "freight");
+    c.variants.push_back(outcome("churn", 100, 100, std::chrono::seconds{1}));
+    c.variants.push_back(outcome("lean", 400, 400, std::chrono::seconds{1}));
+    c.variants[0].routes_json = routes("160.5");
+    c.variants[1].routes_json = routes("0");
+    std::string said = verdict(c);
+    EXPECT_NE(said.find("allocs/req"), std::string::npos) << said;
+    EXPECT_NE(said.find("160.5"), std::string::npos) << said;
+    EXPECT_EQ(said.find("not counted"), std::string::npos) << said;
+    const auto doc = boost::json::parse(result_json(c, {})).as_object();
+    const auto& variants = doc.at("variants").as_array();
+    EXPECT_DOUBLE_EQ(variants.at(0).at("allocations_per_request").to_number<double>(), 160.5);
+    EXPECT_DOUBLE_EQ(variants.at(1).at("allocations_per_request").to_number<double>(), 0);
+
+    c.variants[0].routes_json = routes("null");
+    c.variants[1].routes_json = routes("null");
+    said = verdict(c);
+    EXPECT_NE(said.find("allocs/req: not counted in this build"), std::string::npos) << said;
+    EXPECT_TRUE(boost::json::parse(result_json(c, {})).at("variants").at(0).at("allocations_per_request").is_null());
+
+    c.spec.show_allocations = false; // a case that does not ask shows no such row
+    EXPECT_EQ(verdict(c).find("allocs/req"), std::string::npos);
 }
 
 } // namespace
