@@ -7,7 +7,6 @@
 #include "load/runner.hpp"
 
 #include <fmt/core.h>
-
 #include <fmt/format.h>
 
 #include <cerrno>
@@ -134,16 +133,22 @@ struct lab_run {
         std::fflush(progress);
     }
 
-    // Runs one case; false with `why` when it could not.
+    // Runs one case; false with `why` when it could not. Its services are stopped before its folder is removed.
     bool run_case(const case_spec& c, service_set& services, case_outcome& outcome, std::string& why) {
-        outcome.spec = c;
         case_folder folder; // removed when the case ends, however it ends
         if (!c.files.empty() || !c.setup.empty()) {
             if (!folder.create(c.name, why) || !prepare(c, folder.path(), why)) {
                 return false;
             }
         }
-        const std::string& dir = folder.path();
+        const bool ran = run_case_in(c, folder.path(), services, outcome, why);
+        services.stop_all();
+        return ran;
+    }
+
+    bool run_case_in(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
+                     std::string& why) {
+        outcome.spec = c;
         std::vector<const service*> shared;
         for (const auto& args : c.shared) {
             const service* s = services.start(filled(args, "", dir), start_timeout, why);
