@@ -17,7 +17,7 @@ runner define_lab(CLI::App& cmd) {
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
         choices.emplace_back("all");
-        c.add_option("case", o->which, "Which case: fanout, redirect or all")
+        c.add_option("case", o->which, "Which case: fanout, freight, platform, sync-io, redirect or all")
             ->capture_default_str()
             ->check(CLI::IsMember(choices));
         c.add_flag("--quick", o->quick, "Scaled-down profiles: the whole of `lab all --quick` takes under a minute");

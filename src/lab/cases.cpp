@@ -1,7 +1,10 @@
-// The two cases of this stage: fanout (CASES.md 1) and redirect (CASES.md 5), their profiles as the write-ups ran them.
+// The lab's five cases (CASES.md 1-5), their profiles as the write-ups ran them, scaled down by --quick.
 #include "lab/cases.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <utility>
 
 namespace hotpath::lab {
 
@@ -37,6 +40,100 @@ case_spec fanout(bool quick) {
     return c;
 }
 
+// Case 2's scenario (examples/freight/quote.toml without its [load]): random carts from the case's carts.csv,
+// ~7.5 % of them to CEPs in no range, whose 404 is an expected answer. The url is replaced by the service's.
+constexpr const char* freight_scenario = R"(url = "http://127.0.0.1:1"
+
+[feed]
+csv = "carts.csv"
+
+[[request]]
+name = "quote"
+method = "POST"
+path = "/freight/quote"
+headers = { "Content-Type" = "application/json" }
+body = '''{"cep": "{{cep}}", "items": {{{items}}} }'''
+expect_status = [404]
+check_status = [200, 404]
+)";
+
+case_spec freight(bool quick) {
+    case_spec c;
+    c.name = "freight";
+    c.title = "a freight quote API: allocation churn on the hot path (churn) against none (lean), 240 then 480 users";
+    c.files = {{"quote.toml", freight_scenario}};
+    c.setup = {{"freight", "init", "--db", "{dir}/freight.sqlite"},
+               {"freight", "carts", "--count", "1000", "--seed", "1", "--out", "{dir}/carts.csv"}};
+    c.show_allocations = true;
+    for (const char* variant : {"churn", "lean"}) {
+        variant_spec v;
+        v.name = variant;
+        v.serve = {"freight", "--db", "{dir}/freight.sqlite", "--variant", variant};
+        // The write-up's load: 240 virtual users ramping up, held (120 s in all), then doubled to 480.
+        v.load.scenario = "{dir}/quote.toml";
+        v.load.stages = quick ? "vus=0..240:3s, vus=240:4s, vus=240..480:2s, vus=480:6s"
+                              : "vus=0..240:60s, vus=240:60s, vus=240..480:30s, vus=480:90s";
+        v.load.threads = 1; // the other core serves
+        v.load.timeout = "10s";
+        c.variants.push_back(std::move(v));
+    }
+    c.judged_by = {headline::metric::p95, "churn", "lean", 5.0,
+                   "5x better response time and 30 % more capacity; mean 59 ms at 480 users (limit 150 ms)"};
+    return c;
+}
+
+case_spec platform(bool quick) {
+    case_spec c;
+    c.name = "platform";
+    c.title = "the server itself: TechEmpower plaintext and JSON, 64 connections, plain and 16 requests pipelined";
+    for (const char* path : {"plaintext", "json"}) {
+        for (const unsigned depth : {1U, 16U}) {
+            variant_spec v;
+            v.name = depth > 1 ? fmt::format("{}-pipe{}", path, depth) : path;
+            v.serve = {"platform"};
+            v.path_and_query = fmt::format("/{}", path);
+            v.load.connections = 64;
+            v.load.duration = quick ? "4s" : "12s";
+            v.load.warmup = quick ? "1s" : "2s";
+            v.load.timeout = "10s";
+            if (depth > 1) {
+                v.load.pipeline = depth;
+            }
+            c.variants.push_back(std::move(v));
+        }
+    }
+    c.judged_by = {headline::metric::rps, "plaintext-pipe16", "", 14.6e6,
+                   "plaintext 2.4 M -> 14.6 M req/s, JSON 270 k -> 1.1 M req/s (80-core ARM server)"};
+    return c;
+}
+
+// bench/profile.sh's step load: 250 -> 500 -> 1000 -> 2000 -> 4000 virtual users, the lower steps the warm-up,
+// a 2 s backing call, 4 loops, offload's pool of 32 threads with 64 queued calls. The client timeout bounds
+// every request, so that the case ends by itself however far the server has fallen behind.
+case_spec sync_io(bool quick) {
+    case_spec c;
+    c.name = "sync-io";
+    c.title = "a 2 s backing call blocking the loop (sync), awaited (async) or on a bounded pool (offload), "
+              "up to 4,000 users";
+    const int step_s = quick ? 2 : 15;
+    const int top_s = quick ? 6 : 30;
+    for (const char* way : {"sync", "async", "offload"}) {
+        variant_spec v;
+        v.name = way;
+        v.serve = {"profile", "--delay", "2s", "--threads", "4", "--blocking-threads", "32", "--blocking-queue", "64"};
+        v.path_and_query = fmt::format("/profile/{}/42", way);
+        v.load.stages =
+            fmt::format("vus=250:{0}s, vus=500:{0}s, vus=1000:{0}s, vus=2000:{0}s, vus=4000:{1}s", step_s, top_s);
+        v.load.warmup = fmt::format("{}s", 4 * step_s);
+        v.load.threads = 1;
+        v.load.timeout = "10s"; // bench/profile.sh's: a queued offload call can wait 4 s, then run 2 s
+        c.variants.push_back(std::move(v));
+    }
+    c.judged_by = {headline::metric::success_rps, "async", "sync", 10.0,
+                   ">= 10x the throughput, >= 25x lower mean response time (sync: queued, timed out, 503)"};
+    return c;
+}
+
 case_spec redirect(bool quick) {
     case_spec c;
     c.name = "redirect";
@@ -56,19 +153,21 @@ case_spec redirect(bool quick) {
 } // namespace
 
 std::vector<std::string> case_names() {
-    return {"fanout", "redirect"};
+    return {"fanout", "freight", "platform", "sync-io", "redirect"};
 }
 
 std::optional<std::vector<case_spec>> plan_cases(const lab_options& o, std::string& why) {
+    using maker = case_spec (*)(bool);
+    const std::pair<const char*, maker> all[] = {
+        {"fanout", fanout}, {"freight", freight}, {"platform", platform}, {"sync-io", sync_io}, {"redirect", redirect}};
     std::vector<case_spec> out;
-    if (o.which == "all" || o.which == "fanout") {
-        out.push_back(fanout(o.quick));
-    }
-    if (o.which == "all" || o.which == "redirect") {
-        out.push_back(redirect(o.quick));
+    for (const auto& [name, make] : all) {
+        if (o.which == "all" || o.which == name) {
+            out.push_back(make(o.quick));
+        }
     }
     if (out.empty()) {
-        why = fmt::format("'{}' is not a lab case; try fanout, redirect or all", o.which);
+        why = fmt::format("'{}' is not a lab case; try {} or all", o.which, fmt::join(case_names(), ", "));
         return std::nullopt;
     }
     return out;

@@ -4,6 +4,7 @@
 
 #include "load/options.hpp"
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,7 +19,8 @@ struct lab_options {
 };
 
 // One loaded variant of a case: its own service (serve arguments; "{upstream}" is replaced by the URL of the
-// case's first shared service) and the load sent to it (the url holds only the path and query).
+// case's first shared service, "{dir}" by the case's folder) and the load sent to it (the url holds only the
+// path and query; load.scenario may name a file in "{dir}", then the url sets only host and port).
 struct variant_spec {
     std::string name;
     std::vector<std::string> serve; // e.g. {"aggregator", "--upstream", "{upstream}"}; empty: load a shared one
@@ -26,10 +28,17 @@ struct variant_spec {
     load::load_options load; // everything but the url
 };
 
+// A file the lab writes into the case's folder before the setup commands run (e.g. a load scenario).
+struct case_file {
+    std::string name; // relative to the case's folder
+    std::string text;
+};
+
 // The figure a case is judged by: a ratio of one latency percentile or throughput between two variants, or one
-// variant's figure alone (denominator empty), next to the write-up's.
+// variant's figure alone (denominator empty), next to the write-up's. success_rps counts only successful answers
+// (1xx-3xx or expected statuses) per second: a server that times out or refuses everything scores 0.
 struct headline {
-    enum class metric : std::uint8_t { p95, rps } what = metric::p95;
+    enum class metric : std::uint8_t { p95, rps, success_rps } what = metric::p95;
     std::string numerator;   // a variant's name
     std::string denominator; // a variant's name, or "" for the numerator's own figure
     double write_up = 0;     // the write-up's ratio, or its own figure (requests/s)
@@ -42,13 +51,21 @@ struct case_spec {
     std::vector<std::vector<std::string>> shared; // services every variant uses (serve arguments)
     std::vector<variant_spec> variants;
     headline judged_by;
+    // When either is set, the case gets a fresh folder ("{dir}" in arguments), removed when the case ends: `files`
+    // are written into it, then each `setup` command (`hotpath` arguments, e.g. {"freight", "init", "--db",
+    // "{dir}/freight.sqlite"}) runs in order, before any service starts; one failing fails the case.
+    std::vector<case_file> files;
+    std::vector<std::vector<std::string>> setup;
+    // The verdict shows each variant's heap allocations per request (from its /debug/routes; "not counted" in a
+    // build without the allocation counter).
+    bool show_allocations = false;
 };
 
-// The cases `which` names ("all": every case, in CASES.md's order of this session: fanout, redirect), scaled
-// down with `quick`. nullopt with a one-line reason when `which` is not a case.
+// The cases `which` names ("all": every case, in CASES.md's order: fanout, freight, platform, sync-io, redirect),
+// scaled down with `quick`. nullopt with a one-line reason when `which` is not a case.
 std::optional<std::vector<case_spec>> plan_cases(const lab_options& o, std::string& why);
 
-// The case names, for usage lines.
+// The case names in CASES.md's order, for usage lines.
 std::vector<std::string> case_names();
 
 } // namespace hotpath::lab

@@ -6,6 +6,7 @@
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 
@@ -26,6 +27,11 @@ double rps(const variant_outcome& v) {
     return s > 0 ? static_cast<double>(v.results.responses) / s : 0;
 }
 
+double success_rps(const variant_outcome& v) {
+    const double s = seconds(v.results.measured);
+    return s > 0 ? static_cast<double>(v.results.successes) / s : 0;
+}
+
 double p95_ns(const variant_outcome& v) {
     return static_cast<double>(v.results.latency.value_at_percentile(95));
 }
@@ -40,11 +46,59 @@ const variant_outcome* find(const case_outcome& c, const std::string& name) {
 }
 
 double figure(const variant_outcome& v, headline::metric m) {
-    return m == headline::metric::p95 ? p95_ns(v) : rps(v);
+    switch (m) {
+    case headline::metric::p95:
+        return p95_ns(v);
+    case headline::metric::rps:
+        return rps(v);
+    case headline::metric::success_rps:
+        return success_rps(v);
+    }
+    return 0;
+}
+
+const char* metric_name(headline::metric m) {
+    switch (m) {
+    case headline::metric::p95:
+        return "p95";
+    case headline::metric::rps:
+        return "rps";
+    case headline::metric::success_rps:
+        return "success_rps";
+    }
+    return "?";
+}
+
+// A throughput ratio whose denominator had no success in its whole measured window: as if it had one, a lower
+// bound of the ratio (the true one is larger). nullopt when that does not apply.
+std::optional<double> lower_bound(const case_outcome& c) {
+    const headline& h = c.spec.judged_by;
+    const variant_outcome* n = find(c, h.numerator);
+    const variant_outcome* d = find(c, h.denominator);
+    if (h.what == headline::metric::p95 || n == nullptr || d == nullptr || figure(*d, h.what) > 0 ||
+        seconds(d->results.measured) <= 0) {
+        return std::nullopt;
+    }
+    return figure(*n, h.what) * seconds(d->results.measured);
+}
+
+// The heap allocations per request of the variant's busiest route, from its report; nullopt when the report has
+// none (no report, or a build without the allocation counter).
+std::optional<double> allocations_per_request(const variant_outcome& v) {
+    std::string why;
+    const auto report = v.routes_json.empty() ? std::nullopt : parse_route_report(v.routes_json, why);
+    if (!report || report->routes.empty()) {
+        return std::nullopt;
+    }
+    const auto busiest = std::max_element(report->routes.begin(), report->routes.end(),
+                                          [](const auto& a, const auto& b) { return a.requests < b.requests; });
+    return busiest->allocations_per_request;
 }
 
 std::string headline_label(const headline& h) {
-    const char* m = h.what == headline::metric::p95 ? "p95" : "requests/s";
+    const char* m = h.what == headline::metric::p95           ? "p95"
+                    : h.what == headline::metric::success_rps ? "successes/s"
+                                                              : "requests/s";
     return h.denominator.empty() ? fmt::format("{} {}", h.numerator, m)
                                  : fmt::format("{}/{} {}", h.numerator, h.denominator, m);
 }
@@ -88,23 +142,30 @@ std::optional<double> headline_value(const case_outcome& c) {
         return figure(*n, h.what);
     }
     const variant_outcome* d = find(c, h.denominator);
-    if (d == nullptr || figure(*d, h.what) <= 0) {
+    if (d == nullptr) {
         return std::nullopt;
+    }
+    if (figure(*d, h.what) <= 0) {
+        return lower_bound(c);
     }
     return figure(*n, h.what) / figure(*d, h.what);
 }
 
 void print_verdict(std::FILE* out, const case_outcome& c) {
     fmt::print(out, "\n{}: {}\n", c.spec.name, c.spec.title);
+    std::size_t width = 14; // a column per variant, wide enough for its name
+    for (const auto& v : c.variants) {
+        width = std::max(width, v.name.size() + 2);
+    }
     fmt::print(out, "  {:<10}", "");
     for (const auto& v : c.variants) {
-        fmt::print(out, "{:>14}", v.name);
+        fmt::print(out, "{:>{}}", v.name, width);
     }
     fmt::print(out, "\n");
     auto row = [&](const char* label, auto cell) {
         fmt::print(out, "  {:<10}", label);
         for (const auto& v : c.variants) {
-            fmt::print(out, "{:>14}", cell(v));
+            fmt::print(out, "{:>{}}", cell(v), width);
         }
         fmt::print(out, "\n");
     };
@@ -113,18 +174,42 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
             : p == 95 ? "p95"
                       : "p99",
             [p](const variant_outcome& v) {
-                return load::format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
+                return v.results.latency.count() == 0
+                           ? std::string("-") // no response: no latency (not 0)
+                           : load::format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
             });
     }
-    row("mean", [](const variant_outcome& v) { return load::format_duration_ns(v.results.latency.mean_ns()); });
+    row("mean", [](const variant_outcome& v) {
+        return v.results.latency.count() == 0 ? std::string("-")
+                                              : load::format_duration_ns(v.results.latency.mean_ns());
+    });
     row("req/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", rps(v)); });
+    row("ok/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", success_rps(v)); });
     row("requests", [](const variant_outcome& v) { return fmt::format("{}", v.results.responses); });
     row("errors", [](const variant_outcome& v) {
         return fmt::format("{}", v.results.error_total() + v.results.connect_failures);
     });
+    row("timeouts", [](const variant_outcome& v) {
+        return fmt::format("{}", v.results.errors[static_cast<std::size_t>(load::error_class::timeout)]);
+    });
+    if (c.spec.show_allocations) {
+        row("allocs/req", [](const variant_outcome& v) {
+            const auto a = allocations_per_request(v);
+            return a ? fmt::format("{:.1f}", *a) : std::string("-");
+        });
+        if (std::none_of(c.variants.begin(), c.variants.end(),
+                         [](const variant_outcome& v) { return allocations_per_request(v).has_value(); })) {
+            fmt::print(out, "  allocs/req: not counted in this build (the profile preset counts them: "
+                            "HOTPATH_COUNT_ALLOCATIONS)\n");
+        }
+    }
     const headline& h = c.spec.judged_by;
     if (const auto value = headline_value(c)) {
-        if (h.denominator.empty()) {
+        if (lower_bound(c)) {
+            fmt::print(out, "  {}: at least {:.0f}x ({} had no success in its {:.0f}s; counted as one); write-up: {}\n",
+                       headline_label(h), *value, h.denominator, seconds(find(c, h.denominator)->results.measured),
+                       h.write_up_text);
+        } else if (h.denominator.empty()) {
             fmt::print(out, "  {}: {:.0f}; write-up: {} ({:.2f}x the write-up)\n", headline_label(h), *value,
                        h.write_up_text, *value / h.write_up);
         } else {
@@ -133,11 +218,17 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
     }
     fmt::print(out, "  diagnosis (from the services' /debug/routes):\n");
     for (const auto& v : c.variants) {
+        if (!v.scrape_error.empty()) {
+            fmt::print(out, "    {}: no report after the load: {}\n", v.name, v.scrape_error);
+        }
         for (const auto& f : v.diagnosis) {
             fmt::print(out, "    {}: {}{}\n", v.name, f.problem ? "" : "(ok) ", f.text);
         }
     }
     for (const auto& s : c.shared) {
+        if (!s.scrape_error.empty()) {
+            fmt::print(out, "    {} (shared): no report: {}\n", s.name, s.scrape_error);
+        }
         for (const auto& f : s.diagnosis) {
             fmt::print(out, "    {} (shared): {}{}\n", s.name, f.problem ? "" : "(ok) ", f.text);
         }
@@ -161,6 +252,14 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
         j["errors"] = r.error_total() + r.connect_failures;
         j["measured_s"] = seconds(r.measured);
         j["rps"] = rps(v);
+        j["success_rps"] = success_rps(v);
+        j["timeouts"] = r.errors[static_cast<std::size_t>(load::error_class::timeout)];
+        j["status_503"] = r.statuses[503];
+        if (const auto a = allocations_per_request(v)) {
+            j["allocations_per_request"] = *a;
+        } else {
+            j["allocations_per_request"] = nullptr;
+        }
         j["latency_ms"] = latency_json(r.latency);
         boost::json::array series;
         for (std::size_t i = 0; i < r.seconds.size(); ++i) {
@@ -171,7 +270,8 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
                               {"latency_ms", latency_json(*s.latency)}});
         }
         j["seconds"] = std::move(series);
-        j["routes"] = routes_json(v.routes_json);
+        j["routes"] = v.routes_json.empty() ? boost::json::value(nullptr) : routes_json(v.routes_json);
+        j["routes_error"] = v.scrape_error;
         j["diagnosis"] = findings_json(v.diagnosis);
         j["load"] = routes_json(load::to_json(v.plan, r, {})); // the full hotpath-load/1 document, histograms included
         variants.push_back(std::move(j));
@@ -179,14 +279,16 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
     doc["variants"] = std::move(variants);
     boost::json::array shared;
     for (const auto& s : c.shared) {
-        shared.push_back(
-            {{"name", s.name}, {"routes", routes_json(s.routes_json)}, {"diagnosis", findings_json(s.diagnosis)}});
+        shared.push_back({{"name", s.name},
+                          {"routes", s.routes_json.empty() ? boost::json::value(nullptr) : routes_json(s.routes_json)},
+                          {"routes_error", s.scrape_error},
+                          {"diagnosis", findings_json(s.diagnosis)}});
     }
     doc["shared"] = std::move(shared);
     const headline& h = c.spec.judged_by;
     boost::json::object head;
     head["label"] = headline_label(h);
-    head["metric"] = h.what == headline::metric::p95 ? "p95" : "rps";
+    head["metric"] = metric_name(h.what);
     head["numerator"] = h.numerator;
     head["denominator"] = h.denominator;
     if (const auto value = headline_value(c)) {
@@ -194,6 +296,7 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
     } else {
         head["value"] = nullptr;
     }
+    head["lower_bound"] = lower_bound(c).has_value();
     head["write_up"] = h.write_up;
     head["write_up_text"] = h.write_up_text;
     doc["headline"] = std::move(head);

@@ -10,7 +10,8 @@
 namespace hotpath::lab {
 
 // The case's headline figure (headline in cases.hpp) from its outcome; nullopt when a variant it names is missing
-// or its denominator is 0.
+// or a p95's denominator is 0. A throughput whose denominator had no success at all gives a lower bound: the
+// numerator's figure over one success in the denominator's measured window (result.json says "lower_bound").
 std::optional<double> headline_value(const case_outcome& c);
 
 // One screen: the variants side by side (p50/p95/p99, requests/s, errors), the headline next to the write-up's,

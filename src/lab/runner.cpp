@@ -7,9 +7,15 @@
 #include "load/runner.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
+#include <string_view>
 #include <unistd.h>
 
 namespace hotpath::lab {
@@ -20,6 +26,7 @@ using clock = std::chrono::steady_clock;
 
 constexpr std::chrono::seconds start_timeout{10};
 constexpr std::chrono::seconds scrape_timeout{5};
+constexpr std::chrono::seconds setup_timeout{60}; // a setup command (writing the freight table takes ~1 s)
 
 // How long a variant's load is expected to take: its profile, or a guess for a fixed number of requests.
 double expected_seconds(const load::plan& p) {
@@ -29,16 +36,75 @@ double expected_seconds(const load::plan& p) {
     return std::chrono::duration<double>(p.total_time()).count();
 }
 
-std::vector<std::string> with_upstream(std::vector<std::string> args, const std::string& upstream) {
+// `text` with every `name` replaced by `value`.
+std::string replaced(std::string text, std::string_view name, const std::string& value) {
+    for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size())) {
+        text.replace(at, name.size(), value);
+    }
+    return text;
+}
+
+// Arguments with "{upstream}" (the first shared service's URL) and "{dir}" (the case's folder) filled in.
+std::vector<std::string> filled(std::vector<std::string> args, const std::string& upstream, const std::string& dir) {
     for (auto& a : args) {
-        if (a == "{upstream}") {
-            a = upstream;
-        }
+        a = replaced(replaced(std::move(a), "{upstream}", upstream), "{dir}", dir);
     }
     return args;
 }
 
-// Scrapes and diagnoses one service; the reason goes into `why` when it cannot.
+// The plan of a variant; its port is the service's, set once it runs. With `dir` empty (before the case's folder
+// exists) a scenario is left out: the plan then serves only to check the profile and to say how long it takes.
+bool variant_plan(const variant_spec& v, const std::string& dir, load::plan& p, std::string& why) {
+    load::load_options lo = v.load;
+    lo.url = "http://127.0.0.1:1" + v.path_and_query;
+    lo.scenario = dir.empty() ? "" : replaced(lo.scenario, "{dir}", dir);
+    return load::make_plan(lo, p, why);
+}
+
+// What a plan sends, for a progress line: its URL, or a scenario's first request and its feed.
+std::string describe(const load::plan& p) {
+    if (p.scenario.empty()) {
+        return p.to.url();
+    }
+    const load::request_spec& r = p.scenario.front();
+    return fmt::format("{} {}{} (a scenario{})", r.method, p.to.url(), r.path_and_query.substr(1),
+                       p.data.rows.empty() ? "" : fmt::format(", {} rows of {}", p.data.rows.size(), p.data.source));
+}
+
+// The case's own folder under the temporary directory, removed with everything in it when the case ends.
+class case_folder {
+public:
+    case_folder() = default;
+    case_folder(const case_folder&) = delete;
+    case_folder& operator=(const case_folder&) = delete;
+    ~case_folder() {
+        if (!path_.empty()) {
+            std::error_code ec;
+            std::filesystem::remove_all(path_, ec);
+        }
+    }
+    bool create(const std::string& case_name, std::string& why) {
+        std::error_code ec;
+        auto base = std::filesystem::temp_directory_path(ec);
+        if (ec) {
+            base = "/tmp";
+        }
+        std::string pattern = (base / ("hotpath-lab-" + case_name + "-XXXXXX")).string();
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            why = fmt::format("cannot create {}: {}", pattern, std::strerror(errno));
+            return false;
+        }
+        path_ = pattern;
+        return true;
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// Scrapes and diagnoses one service; the reason goes into `why` when it cannot (a service whose loops are all
+// blocked does not answer: an outcome of the case, recorded, not a failure of the lab).
 bool scrape(const service& s, std::string& json, std::vector<finding>& findings, std::string& why) {
     auto got = http_get(s.port, "/debug/routes", scrape_timeout, why);
     if (!got || got->status != 200) {
@@ -58,7 +124,7 @@ struct lab_run {
     const lab_options& options;
     std::FILE* progress;
     std::vector<case_spec> cases;
-    std::vector<load::plan> plans; // one per variant, in order
+    std::size_t variant_count = 0; // in all the cases
     std::size_t phase = 0;
     double seconds_left = 0;
 
@@ -67,12 +133,25 @@ struct lab_run {
         std::fflush(progress);
     }
 
-    // Runs one case; false with `why` when it could not.
+    // Runs one case; false with `why` when it could not. Its services are stopped before its folder is removed.
     bool run_case(const case_spec& c, service_set& services, case_outcome& outcome, std::string& why) {
+        case_folder folder; // removed when the case ends, however it ends
+        if (!c.files.empty() || !c.setup.empty()) {
+            if (!folder.create(c.name, why) || !prepare(c, folder.path(), why)) {
+                return false;
+            }
+        }
+        const bool ran = run_case_in(c, folder.path(), services, outcome, why);
+        services.stop_all();
+        return ran;
+    }
+
+    bool run_case_in(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
+                     std::string& why) {
         outcome.spec = c;
         std::vector<const service*> shared;
         for (const auto& args : c.shared) {
-            const service* s = services.start(args, start_timeout, why);
+            const service* s = services.start(filled(args, "", dir), start_timeout, why);
             if (s == nullptr) {
                 return false;
             }
@@ -83,7 +162,7 @@ struct lab_run {
         for (const variant_spec& v : c.variants) {
             const service* target = shared.empty() ? nullptr : shared.front();
             if (!v.serve.empty()) {
-                target = services.start(with_upstream(v.serve, upstream), start_timeout, why);
+                target = services.start(filled(v.serve, upstream, dir), start_timeout, why);
                 if (target == nullptr) {
                     return false;
                 }
@@ -92,11 +171,14 @@ struct lab_run {
             }
             variant_outcome vo;
             vo.name = v.name;
-            vo.plan = plans[phase];
+            if (!variant_plan(v, dir, vo.plan, why)) {
+                why = fmt::format("{}/{}: {}", c.name, v.name, why);
+                return false;
+            }
             vo.plan.to.port = target->port;
             const double expected = expected_seconds(vo.plan);
             say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
-                            plans.size(), c.name, v.name, vo.plan.to.url(), expected, seconds_left));
+                            variant_count, c.name, v.name, describe(vo.plan), expected, seconds_left));
             int stopped_by = 0;
             const auto mode =
                 ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
@@ -110,9 +192,8 @@ struct lab_run {
                 return false;
             }
             vo.results = std::move(*r);
-            if (!scrape(*target, vo.routes_json, vo.diagnosis, why)) {
-                why = fmt::format("{}/{}: {}", c.name, v.name, why);
-                return false;
+            if (!scrape(*target, vo.routes_json, vo.diagnosis, vo.scrape_error)) {
+                say(fmt::format("{}/{}: no report from {}: {}", c.name, v.name, target->name, vo.scrape_error));
             }
             if (!v.serve.empty()) {
                 services.stop(target);
@@ -124,13 +205,34 @@ struct lab_run {
         for (const service* s : shared) {
             shared_outcome so;
             so.name = s->name;
-            if (!scrape(*s, so.routes_json, so.diagnosis, why)) {
-                why = fmt::format("{}/{}: {}", c.name, s->name, why);
-                return false;
+            if (!scrape(*s, so.routes_json, so.diagnosis, so.scrape_error)) {
+                say(fmt::format("{}: no report from {}: {}", c.name, s->name, so.scrape_error));
             }
             outcome.shared.push_back(std::move(so));
         }
         services.stop_all();
+        return true;
+    }
+
+    // Writes the case's files into `dir`, then runs its setup commands there, in order.
+    bool prepare(const case_spec& c, const std::string& dir, std::string& why) {
+        for (const case_file& f : c.files) {
+            const auto path = std::filesystem::path(dir) / f.name;
+            std::ofstream out(path, std::ios::binary);
+            out << f.text;
+            out.close();
+            if (!out) {
+                why = fmt::format("cannot write {}", path.string());
+                return false;
+            }
+        }
+        for (const auto& command : c.setup) {
+            const auto args = filled(command, "", dir);
+            say(fmt::format("{}: setup: hotpath {}", c.name, fmt::join(args, " ")));
+            if (!run_command(args, setup_timeout, why)) {
+                return false;
+            }
+        }
         return true;
     }
 };
@@ -139,7 +241,7 @@ struct lab_run {
 
 int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     block_stop_signals();
-    lab_run run{o, progress, {}, {}, 0, 0};
+    lab_run run{o, progress, {}, 0, 0, 0};
     std::string why;
     auto cases = plan_cases(o, why);
     if (!cases) {
@@ -149,15 +251,13 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     run.cases = std::move(*cases);
     for (const case_spec& c : run.cases) {
         for (const variant_spec& v : c.variants) {
-            load::load_options lo = v.load;
-            lo.url = "http://127.0.0.1:1" + v.path_and_query; // the port is the service's, known once it runs
-            load::plan p;
-            if (!load::make_plan(lo, p, why)) {
+            load::plan p; // the profile checked before anything starts; the case makes its own with its scenario
+            if (!variant_plan(v, "", p, why)) {
                 fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, why);
                 return 1;
             }
             run.seconds_left += expected_seconds(p);
-            run.plans.push_back(std::move(p));
+            ++run.variant_count;
         }
     }
     std::error_code ec;

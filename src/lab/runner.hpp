@@ -18,7 +18,8 @@ struct variant_outcome {
     std::string name;
     load::plan plan;
     load::results results;
-    std::string routes_json; // GET /debug/routes of the loaded service after the load, as it answered
+    std::string routes_json;  // GET /debug/routes of the loaded service after the load, as it answered
+    std::string scrape_error; // why there is no report ("" when there is one): a blocked service may not answer
     std::vector<finding> diagnosis;
 };
 
@@ -26,6 +27,7 @@ struct variant_outcome {
 struct shared_outcome {
     std::string name;
     std::string routes_json;
+    std::string scrape_error;
     std::vector<finding> diagnosis;
 };
 

@@ -2,6 +2,7 @@
 #include "lab/services.hpp"
 
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <arpa/inet.h>
 #include <cerrno>
@@ -64,6 +65,59 @@ bool read_line(int fd, std::string& line, clock::time_point deadline) {
         }
         line.push_back(c);
     }
+}
+
+// Starts `argv` (argv[0] a path) with the lab's stop signals unblocked and its stdout and stderr on a pipe whose
+// read end goes to `output`; the child's PID, or -1 with `why`.
+pid_t spawn_child(const std::vector<std::string>& argv, int& output, std::string& why) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+        why = fmt::format("pipe: {}", std::strerror(errno));
+        return -1;
+    }
+    std::vector<std::string> args = argv; // execv takes char*: the strings' own buffers
+    std::vector<char*> cargv;
+    for (auto& a : args) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        why = fmt::format("fork: {}", std::strerror(errno));
+        ::close(out[0]);
+        ::close(out[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        // The last resort should the lab be killed outright: the kernel kills the child with it. The lab's
+        // own process group is kept, so a terminal's Ctrl-C reaches both.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(127);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        pthread_sigmask(SIG_SETMASK, &none, nullptr);
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(out[1], STDERR_FILENO);
+        ::execv(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    output = out[0];
+    return pid;
+}
+
+// This executable's path, or "" with `why`.
+std::string self_path(std::string& why) {
+    char self[PATH_MAX] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
+        return {};
+    }
+    return self;
 }
 
 } // namespace
@@ -174,50 +228,65 @@ std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_
     return out;
 }
 
+bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    const std::string self = self_path(why);
+    if (self.empty()) {
+        return false;
+    }
+    std::vector<std::string> argv{self};
+    argv.insert(argv.end(), args.begin(), args.end());
+    int output = -1;
+    const pid_t pid = spawn_child(argv, output, why);
+    if (pid < 0) {
+        return false;
+    }
+    std::string line;
+    std::string last;
+    while (read_line(output, line, deadline)) { // until it closes its output (it ends) or the time is up
+        if (!line.empty()) {
+            last = line;
+        }
+    }
+    if (!line.empty()) { // a last line without its newline
+        last = line;
+    }
+    ::close(output);
+    int status = 0;
+    pid_t reaped = 0;
+    while ((reaped = ::waitpid(pid, &status, WNOHANG)) == 0 && clock::now() < deadline && !interrupted()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{5});
+    }
+    if (reaped != pid) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        why = interrupted() ? "interrupted" : fmt::format("hotpath {} did not end in time", args.front());
+        return false;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        return true;
+    }
+    why = fmt::format("hotpath {} {}", fmt::join(args, " "),
+                      last.empty() ? (WIFEXITED(status) ? fmt::format("exited with {}", WEXITSTATUS(status))
+                                                        : fmt::format("died of signal {}", WTERMSIG(status)))
+                                   : "failed: " + last);
+    return false;
+}
+
 service_set::~service_set() {
     stop_all();
 }
 
 service* service_set::spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why) {
-    int out[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
-        why = fmt::format("pipe: {}", std::strerror(errno));
-        return nullptr;
-    }
-    std::vector<std::string> args = argv; // the child writes into these strings' buffers for execv's char*
-    std::vector<char*> cargv;
-    for (auto& a : args) {
-        cargv.push_back(a.data());
-    }
-    cargv.push_back(nullptr);
-    const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
+    int output = -1;
+    const pid_t pid = spawn_child(argv, output, why);
     if (pid < 0) {
-        why = fmt::format("fork: {}", std::strerror(errno));
-        ::close(out[0]);
-        ::close(out[1]);
         return nullptr;
     }
-    if (pid == 0) {
-        // The last resort should the lab be killed outright: the kernel kills the service with it. The lab's
-        // own process group is kept, so a terminal's Ctrl-C reaches both.
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) {
-            ::_exit(127);
-        }
-        sigset_t none;
-        sigemptyset(&none);
-        pthread_sigmask(SIG_SETMASK, &none, nullptr);
-        ::dup2(out[1], STDOUT_FILENO);
-        ::dup2(out[1], STDERR_FILENO);
-        ::execv(cargv[0], cargv.data());
-        ::_exit(127);
-    }
-    ::close(out[1]);
     service& s = running_.emplace_back();
     s.name = name;
     s.pid = pid;
-    s.output = out[0];
+    s.output = output;
     s.tail = std::make_shared<std::string>();
     return &s;
 }
@@ -275,10 +344,8 @@ const service* service_set::wait_ready(service& s, const std::string& path, bool
 const service* service_set::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
                                   std::string& why) {
     const auto deadline = clock::now() + timeout;
-    char self[PATH_MAX] = {};
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
+    const std::string self = self_path(why);
+    if (self.empty()) {
         return nullptr;
     }
     std::vector<std::string> argv{self, "serve"};

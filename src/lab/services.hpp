@@ -30,6 +30,11 @@ struct http_answer {
 std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
                                     std::chrono::milliseconds timeout, std::string& why);
 
+// Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
+// waits for it, at most `timeout` (then it is killed). False with `why` (its last line of output, or how it ended)
+// when it fails, times out or the lab is interrupted.
+bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+
 // One running service. Its stdout and stderr go to a pipe that a thread of its own drains for as long as it runs
 // (a service that logs must never block on a full pipe), keeping the last lines for messages.
 struct service {

@@ -1,5 +1,6 @@
-// `hotpath lab` as a child process: quick runs of the redirect and fanout cases end to end, their result files,
-// the direction of the fan-out ratio, bad usage, and no child service outliving an interrupted lab.
+// `hotpath lab` as a child process: quick runs of the redirect, fanout and freight cases end to end, their result
+// files, the direction of the fan-out and freight ratios, bad usage, and no child service outliving an
+// interrupted lab.
 #include "support/child_process.hpp"
 
 #include <boost/json.hpp>
@@ -95,6 +96,42 @@ TEST(lab_cli_test, fanout_quick_shows_sequential_slower_than_bounded) {
     const auto& first = variant(doc, "sequential").at("diagnosis").as_array().at(0).as_object();
     EXPECT_EQ(first.at("kind").as_string(), "sequential_calls") << said;
     EXPECT_EQ(doc.at("shared").as_array().size(), 1u);
+    std::filesystem::remove_all(out);
+}
+
+TEST(lab_cli_test, freight_quick_shows_churn_slower_than_lean_and_removes_its_folder) {
+    const std::string out = temp_dir("freight");
+    child lab({"lab", "--quick", "--out", out, "freight"}); // options before the case name too
+    const std::string said = lab.rest();
+    ASSERT_EQ(lab.wait_exit(110s), 0) << said;
+    // The setup ran in a folder of the case's own, gone once the case ended.
+    static const std::regex setup(R"(setup: hotpath freight init --db (\S+)/freight\.sqlite)");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(said, m, setup)) << said;
+    EXPECT_FALSE(std::filesystem::exists(m[1].str())) << m[1].str();
+    const auto doc = read_result(out + "/freight/result.json");
+    EXPECT_EQ(doc.at("case").as_string(), "freight");
+    for (const char* name : {"churn", "lean"}) {
+        const auto& v = variant(doc, name);
+        expect_variant_fields(v);
+        EXPECT_EQ(v.at("errors").to_number<double>(), 0) << said; // unknown CEPs answer an expected 404
+        EXPECT_GT(v.at("success_rps").to_number<double>(), 0);
+    }
+    const auto& churn = variant(doc, "churn");
+    const auto& lean = variant(doc, "lean");
+    EXPECT_GT(churn.at("latency_ms").at("p95").to_number<double>(), lean.at("latency_ms").at("p95").to_number<double>())
+        << said;
+    EXPECT_GT(lean.at("rps").to_number<double>(), churn.at("rps").to_number<double>()) << said;
+    const auto& headline = doc.at("headline").as_object();
+    EXPECT_EQ(headline.at("label").as_string(), "churn/lean p95");
+    EXPECT_GT(headline.at("value").to_number<double>(), 1.0) << said;
+    // Allocations are shown only when the service counted them; a release build says so instead.
+    if (churn.at("allocations_per_request").is_null()) {
+        EXPECT_NE(said.find("allocs/req: not counted in this build"), std::string::npos) << said;
+    } else {
+        EXPECT_GT(churn.at("allocations_per_request").to_number<double>(),
+                  lean.at("allocations_per_request").to_number<double>());
+    }
     std::filesystem::remove_all(out);
 }
 
