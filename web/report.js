@@ -7,14 +7,17 @@
     "use strict";
 
     const body = document.body;
-    function countError() {
+    function countError(what) {
         body.dataset.errors = String(Number(body.dataset.errors || "0") + 1);
+        if (!body.dataset.firstError) {
+            body.dataset.firstError = String(what);
+        }
     }
-    window.addEventListener("error", countError);
-    window.addEventListener("unhandledrejection", countError);
+    window.addEventListener("error", (e) => countError(e.message + " at " + e.lineno + ":" + e.colno));
+    window.addEventListener("unhandledrejection", (e) => countError(e.reason));
     const consoleError = console.error.bind(console);
     console.error = function (...args) {
-        countError();
+        countError(args.join(" "));
         consoleError(...args);
     };
 
@@ -96,6 +99,30 @@
         return Math.max(220, Math.floor(holder.clientWidth || holder.getBoundingClientRect().width || 600));
     }
 
+    // Calls `redraw(width)` when the holder's width changes, in the next frame rather than inside the observer's
+    // callback: a redraw changes heights, and doing it there would loop the observer (a "ResizeObserver loop" error).
+    function onWidthChange(holder, redraw) {
+        if (typeof ResizeObserver !== "function") {
+            return;
+        }
+        let width = chartWidth(holder);
+        let pending = false;
+        new ResizeObserver(() => {
+            if (pending) {
+                return;
+            }
+            pending = true;
+            requestAnimationFrame(() => {
+                pending = false;
+                const w = chartWidth(holder);
+                if (w !== width) {
+                    width = w;
+                    redraw(w);
+                }
+            });
+        }).observe(holder);
+    }
+
     function addChart(parent, kind, title, xLabel, yLabel, x, series, options) {
         const holder = el("div", { class: "chart", "data-chart": kind });
         holder.dataset.series = JSON.stringify(series.map((s) => s.label));
@@ -132,19 +159,14 @@
                 cursor: { drag: { x: true, y: false } },
             };
             chart.u = new uPlot(opts, [x].concat(series.map((s) => s.values)), plot);
+            holder.dataset.width = String(opts.width);
         };
         chart.make();
         charts.push(chart);
-        if (typeof ResizeObserver === "function") {
-            let width = chartWidth(holder);
-            new ResizeObserver(() => {
-                const w = chartWidth(holder);
-                if (w !== width && chart.u) {
-                    width = w;
-                    chart.u.setSize({ width: w, height: CHART_HEIGHT });
-                }
-            }).observe(holder);
-        }
+        onWidthChange(holder, (w) => {
+            chart.u.setSize({ width: w, height: CHART_HEIGHT });
+            holder.dataset.width = String(w);
+        });
         return holder;
     }
 
@@ -265,17 +287,8 @@
             }
             picture = next;
         };
-        let width = chartWidth(holder);
-        draw(width);
-        if (typeof ResizeObserver === "function") {
-            new ResizeObserver(() => {
-                const w = chartWidth(holder);
-                if (w !== width) {
-                    width = w;
-                    draw(w);
-                }
-            }).observe(holder);
-        }
+        draw(chartWidth(holder));
+        onWidthChange(holder, draw);
     }
 
     // ---- one case ----
@@ -314,6 +327,8 @@
         row("requests", (v) => (isNumber(v.requests) ? String(v.requests) : "\u2013"));
         row("errors", (v) => (isNumber(v.errors) ? String(v.errors) : "\u2013"));
         row("measured s", (v) => fmt(v.measured_s));
+        // The path loaded: the scheme, host and port were the child service's, gone after the run.
+        row("path", (v) => (typeof v.url === "string" ? v.url.replace(/^[a-z]+:\/\/[^\/]*/i, "") : "\u2013"));
         return el("div", { class: "table-wrap" }, el("table", {}, ...rows));
     }
 
@@ -355,6 +370,10 @@
         }
         section.append(verdict(doc) || "");
         const variants = asArray(doc.variants).filter((v) => v !== null && typeof v === "object");
+        if (variants.length === 0) {
+            section.append(el("p", { class: "note" }, "no variants in this document"));
+            return;
+        }
         const diagnosis = diagnosisList(doc);
         if (diagnosis) {
             section.append(el("h3", {}, "Diagnosis"), diagnosis);
@@ -390,14 +409,14 @@
             docs = JSON.parse(document.getElementById("lab-data").textContent);
         } catch (e) {
             main.append(el("p", { class: "error" }, "the embedded data does not parse: " + e.message));
-            countError();
+            countError(e.message);
         }
         asArray(docs).forEach((doc, i) => {
             try {
                 renderCase(main, doc, i);
             } catch (e) {
                 main.append(el("p", { class: "error" }, "document " + (i + 1) + ": " + e.message));
-                console.error(e);
+                console.error(e && e.stack ? e.stack : e);
             }
         });
         const dark = window.matchMedia && window.matchMedia("(prefers-color-scheme: dark)");
@@ -410,6 +429,8 @@
             });
         }
         body.dataset.cases = String(asArray(docs).length);
+        // Wider than the window means a phone would scroll sideways (the tables scroll inside their own box).
+        body.dataset.width = document.documentElement.scrollWidth + "/" + document.documentElement.clientWidth;
         body.dataset.rendered = charts.length + " charts";
     }
 

@@ -42,15 +42,18 @@ std::string escape_html(std::string_view s) {
     return out;
 }
 
-// JSON text safe inside <script type="application/json">: '<' only occurs inside strings, where \u003c means the
-// same character, so neither "</script" nor "<!--" can appear in the block.
+// JSON text safe inside <script type="application/json">: '<' and '/' only occur inside strings, where \u003c and
+// \/ mean the same characters (RFC 8259 section 7), so neither "</script" nor "<!--" can appear in the block, and
+// no URL a document holds (the loaded service's, a dead loopback port) reads as one in the file.
 std::string json_for_script(const boost::json::value& v) {
     const std::string text = boost::json::serialize(v);
     std::string out;
-    out.reserve(text.size() + text.size() / 32);
+    out.reserve(text.size() + text.size() / 16);
     for (const char c : text) {
         if (c == '<') {
             out += "\\u003c";
+        } else if (c == '/') {
+            out += "\\/";
         } else {
             out += c;
         }

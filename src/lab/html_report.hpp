@@ -12,7 +12,8 @@ namespace hotpath::lab {
 // The page for `results`, one hotpath-lab/1 document per case in the order given. Renders any case from its JSON
 // alone (variants, metrics and headline as the documents hold them); documents that are not objects are listed as
 // unreadable by the page. The documents are embedded as a JSON array in a <script type="application/json"> block
-// with every '<' written as \u003c, so that no text from them can end the block or open markup.
+// with every '<' written as \u003c and every '/' as \/, so that no text from them can end the block or open
+// markup, and the file holds no "http://" or "https://" at all (a document's loopback URLs included).
 std::string report_html(const std::vector<boost::json::value>& results);
 
 // Writes report_html(results) to `path`; false with `why` when it cannot.
