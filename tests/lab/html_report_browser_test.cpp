@@ -37,9 +37,10 @@ namespace fs = std::filesystem;
 
 constexpr auto browser_timeout = 60s;
 
+// HOTPATH_CHROMIUM names the browser when set (none when it is not executable); else Debian's.
 std::string chromium_path() {
-    if (const char* p = std::getenv("HOTPATH_CHROMIUM"); p != nullptr && ::access(p, X_OK) == 0) {
-        return p;
+    if (const char* p = std::getenv("HOTPATH_CHROMIUM"); p != nullptr) {
+        return ::access(p, X_OK) == 0 ? p : "";
     }
     for (const char* p : {"/usr/bin/chromium", "/usr/bin/chromium-browser"}) {
         if (::access(p, X_OK) == 0) {
@@ -413,7 +414,11 @@ TEST_F(html_report_browser_test, screenshots) {
         const auto run = open(phone ? "phone.html" : "report.html", flags);
         EXPECT_EQ(run.exit_code, 0) << s.name;
         EXPECT_EQ(png_size(path), std::make_pair(s.width, std::uint32_t{3200})) << path;
+        // A blank page of that size compresses to a few KB; text and charts do not.
+        EXPECT_GT(fs::file_size(path), 50'000u) << path;
     }
+    EXPECT_NE(read_file(dir_ + "/light.png"), read_file(dir_ + "/dark.png"));
+    EXPECT_NE(read_file(dir_ + "/phone-light.png"), read_file(dir_ + "/phone-dark.png"));
 }
 
 // Documents of cases and schemas this build has not seen: a new metric, no histograms, no variants, not an object.
