@@ -13,6 +13,8 @@ packages=(
     curl nginx-light wrk apache2-utils nghttp2-client procps
     # promtool checks the metrics exposition
     prometheus
+    # hotpath lab's report.html: headless chromium opens the page in lab_report_browser_test (npm: below)
+    chromium
 )
 
 missing=()
@@ -22,8 +24,14 @@ for p in "${packages[@]}"; do
     fi
 done
 
+# npm installs the pinned uPlot of the lab's report.html at configure (web/package-lock.json). Debian's npm
+# package only when no npm command exists: NodeSource's nodejs bundles npm and conflicts with Debian's.
+if ! command -v npm >/dev/null 2>&1; then
+    missing+=(npm)
+fi
+
 if [ ${#missing[@]} -eq 0 ]; then
-    echo "install-deps: all ${#packages[@]} packages present"
+    echo "install-deps: all ${#packages[@]} packages and npm present"
     exit 0
 fi
 

@@ -1,6 +1,7 @@
 // The lab's run: services up, load, scrape, diagnose, stop; one progress line per phase.
 #include "lab/runner.hpp"
 
+#include "lab/html_report.hpp"
 #include "lab/report.hpp"
 #include "lab/services.hpp"
 #include "load/options.hpp"
@@ -291,11 +292,24 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     for (const case_outcome& c : outcomes) {
         print_verdict(out, c);
     }
-    for (const case_spec& c : run.cases) { // where each case's figures are, as a path the user can open
-        fmt::print(out, "results: {} (docs/lab.md)\n",
-                   (std::filesystem::path(o.out_dir) / c.name / "result.json").string());
+    // The HTML report, drawn from the result files just written (html_report.hpp), so that it shows what they hold.
+    std::vector<std::string> result_paths;
+    for (const case_spec& c : run.cases) {
+        result_paths.push_back((std::filesystem::path(o.out_dir) / c.name / "result.json").string());
+    }
+    const std::string report_path = (std::filesystem::path(o.out_dir) / "report.html").string();
+    const bool reported = write_report_html(result_paths, report_path, why);
+    for (const std::string& p : result_paths) { // where each case's figures are, as a path the user can open
+        fmt::print(out, "results: {} (docs/lab.md)\n", p);
+    }
+    if (reported) {
+        fmt::print(out, "report: {}\n", report_path);
     }
     std::fflush(out);
+    if (!reported) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 1;
+    }
     return 0;
 }
 

@@ -76,6 +76,9 @@ TEST(lab_cli_test, redirect_quick_writes_its_result) {
     EXPECT_EQ(v.at("errors").to_number<double>(), 0);
     EXPECT_GT(v.at("rps").to_number<double>(), 0);
     EXPECT_TRUE(doc.at("headline").as_object().at("value").is_number());
+    // The HTML report beside the results, named on the last line (its page: tests/lab/html_report_*_test.cpp).
+    EXPECT_TRUE(std::filesystem::is_regular_file(out + "/report.html")) << said;
+    EXPECT_NE(said.find("report: " + out + "/report.html\n"), std::string::npos) << said;
     std::filesystem::remove_all(out);
 }
 
