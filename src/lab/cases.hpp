@@ -16,7 +16,23 @@ struct lab_options {
     std::string which = "all"; // a case's name or "all"
     bool quick = false;
     std::string out_dir = "lab-results";
+    // The write-ups' own services on Kestrel (peers/dotnet, published by scripts/build-peers.sh): each case also
+    // loads them where they are built. "" looks next to this executable (<its folder>/../peers).
+    std::string peers_dir;
+    bool originals = true; // --no-originals: hotpath's side alone
 };
+
+// A write-up's own service for a variant or a shared service: the program <peers>/<program>/<program> with its
+// arguments ("{port}" is the port the lab chose, "{upstream}" the URL of the case's first shared original, "{dir}"
+// the case's folder), ready once GET `ready_path` answers anything (pick a path it answers at once).
+struct original_spec {
+    std::string program;
+    std::vector<std::string> args;
+    std::string ready_path = "/";
+};
+
+// The name of a variant's run on its original: "sequential (Kestrel)".
+std::string original_name(const std::string& variant);
 
 // One loaded variant of a case: its own service (serve arguments; "{upstream}" is replaced by the URL of the
 // case's first shared service, "{dir}" by the case's folder) and the load sent to it (the url holds only the
@@ -26,6 +42,8 @@ struct variant_spec {
     std::vector<std::string> serve; // e.g. {"aggregator", "--upstream", "{upstream}"}; empty: load a shared one
     std::string path_and_query = "/";
     load::load_options load; // everything but the url
+    // Where it is set and the original is built, the same load is sent to it too, as original_name(name).
+    std::optional<original_spec> original;
 };
 
 // A file the lab writes into the case's folder before the setup commands run (e.g. a load scenario).
@@ -49,6 +67,7 @@ struct case_spec {
     std::string name;
     std::string title;                            // one line: what the case shows
     std::vector<std::vector<std::string>> shared; // services every variant uses (serve arguments)
+    std::vector<original_spec> shared_originals;  // the same for the variants' originals
     std::vector<variant_spec> variants;
     headline judged_by;
     // When either is set, the case gets a fresh folder ("{dir}" in arguments), removed when the case ends: `files`

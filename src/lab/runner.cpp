@@ -10,6 +10,7 @@
 #include <fmt/core.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -51,6 +52,28 @@ std::vector<std::string> filled(std::vector<std::string> args, const std::string
         a = replaced(replaced(std::move(a), "{upstream}", upstream), "{dir}", dir);
     }
     return args;
+}
+
+// Where the originals are: o.peers_dir, or <this executable's folder>/../peers (build/release/hotpath ->
+// build/peers, where scripts/build-peers.sh publishes them). "" when they are off or none is built there, with
+// the reason in `why`.
+std::string originals_folder(const lab_options& o, std::string& why) {
+    if (!o.originals) {
+        why = "--no-originals";
+        return {};
+    }
+    std::error_code ec;
+    std::filesystem::path dir = o.peers_dir;
+    if (dir.empty()) {
+        dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "peers";
+    }
+    // Every case's originals are published together: the platform one stands for them all.
+    if (ec || ::access((dir / "platform" / "platform").c_str(), X_OK) != 0) {
+        why = fmt::format("the .NET originals are not built in {} (bash scripts/build-peers.sh needs dotnet)",
+                          dir.string());
+        return {};
+    }
+    return dir.string();
 }
 
 // The plan of a variant; its port is the service's, set once it runs. With `dir` empty (before the case's folder
@@ -125,9 +148,10 @@ struct lab_run {
     const lab_options& options;
     std::FILE* progress;
     std::vector<case_spec> cases;
-    std::size_t variant_count = 0; // in all the cases
+    std::size_t variant_count = 0; // in all the cases, originals included
     std::size_t phase = 0;
     double seconds_left = 0;
+    std::string peers; // the originals' folder, "" when they are not run
 
     void say(const std::string& line) {
         fmt::print(progress, "hotpath lab: {}\n", line);
@@ -142,9 +166,91 @@ struct lab_run {
                 return false;
             }
         }
-        const bool ran = run_case_in(c, folder.path(), services, outcome, why);
+        bool ran = run_case_in(c, folder.path(), services, outcome, why);
         services.stop_all();
+        if (ran && !peers.empty()) {
+            ran = run_originals(c, folder.path(), services, outcome, why);
+            services.stop_all();
+        }
         return ran;
+    }
+
+    // Loads one variant's service (hotpath's or an original) with the variant's plan; false with `why` when the
+    // load could not run or the lab was interrupted.
+    bool load_variant(const case_spec& c, const variant_spec& v, const std::string& dir, const service& target,
+                      variant_outcome& vo, std::string& why) {
+        if (!variant_plan(v, dir, vo.plan, why)) {
+            why = fmt::format("{}/{}: {}", c.name, vo.name, why);
+            return false;
+        }
+        vo.plan.to.port = target.port;
+        const double expected = expected_seconds(vo.plan);
+        say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
+                        variant_count, c.name, vo.name, describe(vo.plan), expected, seconds_left));
+        int stopped_by = 0;
+        const auto mode =
+            ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
+        auto r = load::run(vo.plan, mode, progress, why, &stopped_by);
+        note_signal(stopped_by);
+        if (interrupted()) {
+            why = "interrupted";
+            return false;
+        }
+        if (!r) {
+            return false;
+        }
+        vo.results = std::move(*r);
+        seconds_left = std::max(0.0, seconds_left - expected);
+        ++phase;
+        return true;
+    }
+
+    // The write-up's own services on Kestrel: the shared ones, then each variant that has an original, loaded as
+    // hotpath's was. They have no /debug/routes: their figures are the load's alone.
+    bool run_originals(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
+                       std::string& why) {
+        if (std::none_of(c.variants.begin(), c.variants.end(), [](const auto& v) { return v.original.has_value(); })) {
+            return true;
+        }
+        auto start = [&](const original_spec& o, const std::string& upstream, const std::string& label) {
+            const std::uint16_t port = free_loopback_port();
+            std::vector<std::string> argv{(std::filesystem::path(peers) / o.program / o.program).string()};
+            for (const std::string& a : filled(o.args, upstream, dir)) {
+                argv.push_back(replaced(a, "{port}", std::to_string(port)));
+            }
+            const service* s = services.start_peer(o.program, argv, port, o.ready_path, start_timeout, why);
+            if (s != nullptr) {
+                say(fmt::format("{}: started the original {} on Kestrel (pid {}) on {}", label, o.program, s->pid,
+                                s->url()));
+            }
+            return s;
+        };
+        std::string upstream;
+        for (const original_spec& o : c.shared_originals) {
+            const service* s = start(o, "", c.name);
+            if (s == nullptr) {
+                return false;
+            }
+            if (upstream.empty()) {
+                upstream = s->url();
+            }
+        }
+        for (const variant_spec& v : c.variants) {
+            if (!v.original) {
+                continue;
+            }
+            variant_outcome vo;
+            vo.name = original_name(v.name);
+            vo.original = true;
+            const service* target = start(*v.original, upstream, fmt::format("{}/{}", c.name, vo.name));
+            if (target == nullptr || !load_variant(c, v, dir, *target, vo, why)) {
+                return false;
+            }
+            vo.scrape_error = "a .NET original: no /debug/routes (its figures are the load's)";
+            services.stop(target);
+            outcome.variants.push_back(std::move(vo));
+        }
+        return true;
     }
 
     bool run_case_in(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
@@ -172,35 +278,15 @@ struct lab_run {
             }
             variant_outcome vo;
             vo.name = v.name;
-            if (!variant_plan(v, dir, vo.plan, why)) {
-                why = fmt::format("{}/{}: {}", c.name, v.name, why);
+            if (!load_variant(c, v, dir, *target, vo, why)) {
                 return false;
             }
-            vo.plan.to.port = target->port;
-            const double expected = expected_seconds(vo.plan);
-            say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
-                            variant_count, c.name, v.name, describe(vo.plan), expected, seconds_left));
-            int stopped_by = 0;
-            const auto mode =
-                ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
-            auto r = load::run(vo.plan, mode, progress, why, &stopped_by);
-            note_signal(stopped_by);
-            if (interrupted()) {
-                why = "interrupted";
-                return false;
-            }
-            if (!r) {
-                return false;
-            }
-            vo.results = std::move(*r);
             if (!scrape(*target, vo.routes_json, vo.diagnosis, vo.scrape_error)) {
                 say(fmt::format("{}/{}: no report from {}: {}", c.name, v.name, target->name, vo.scrape_error));
             }
             if (!v.serve.empty()) {
                 services.stop(target);
             }
-            seconds_left = std::max(0.0, seconds_left - expected);
-            ++phase;
             outcome.variants.push_back(std::move(vo));
         }
         for (const service* s : shared) {
@@ -242,7 +328,7 @@ struct lab_run {
 
 int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     block_stop_signals();
-    lab_run run{o, progress, {}, 0, 0, 0};
+    lab_run run{o, progress, {}, 0, 0, 0, {}};
     std::string why;
     auto cases = plan_cases(o, why);
     if (!cases) {
@@ -250,6 +336,12 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
         return 2;
     }
     run.cases = std::move(*cases);
+    run.peers = originals_folder(o, why);
+    if (run.peers.empty()) {
+        run.say(fmt::format("hotpath's side alone: {}", why));
+    } else {
+        run.say(fmt::format("with the write-ups' own services on Kestrel from {}", run.peers));
+    }
     for (const case_spec& c : run.cases) {
         for (const variant_spec& v : c.variants) {
             load::plan p; // the profile checked before anything starts; the case makes its own with its scenario
@@ -257,8 +349,9 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
                 fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, why);
                 return 1;
             }
-            run.seconds_left += expected_seconds(p);
-            ++run.variant_count;
+            const int runs = v.original && !run.peers.empty() ? 2 : 1;
+            run.seconds_left += runs * expected_seconds(p);
+            run.variant_count += runs;
         }
     }
     std::error_code ec;

@@ -16,6 +16,7 @@ namespace hotpath::lab {
 // One variant's run: the plan sent, what the load measured, and what its service said of itself.
 struct variant_outcome {
     std::string name;
+    bool original = false; // the write-up's own service on Kestrel (original_name(variant)), not hotpath's
     load::plan plan;
     load::results results;
     std::string routes_json;  // GET /debug/routes of the loaded service after the load, as it answered
