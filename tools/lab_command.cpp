@@ -56,11 +56,7 @@ runner define_lab(CLI::App& cmd) {
     });
     return [o, diagnose, compare]() -> int {
         if (diagnose->parsed()) {
-            auto d = o->diagnose;
-            if (d.load && !d.load_with.connections && !d.load_with.rate) {
-                d.load_with.connections = 10;
-            }
-            return lab::run_diagnose(d, stdout, stderr);
+            return lab::run_diagnose(o->diagnose, stdout, stderr);
         }
         if (compare->parsed()) {
             return lab::run_compare(o->compare_old, o->compare_new, o->compare_html, stdout, stderr);

@@ -158,7 +158,10 @@ std::string bars(const figure_change& f) {
 }
 
 std::string row_name(const variant_change& r) {
-    return r.variant.empty() ? r.case_name + " (headline)" : r.case_name + "/" + r.variant;
+    if (!r.variant.empty()) {
+        return r.case_name + "/" + r.variant;
+    }
+    return r.case_name + " headline" + (r.label.empty() ? "" : ": " + r.label);
 }
 
 } // namespace
@@ -221,6 +224,7 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
             c.rows.push_back(
                 {name,
                  variant,
+                 "",
                  {judge("rps", true, true, o.rps, nf.rps, noise), judge("p50", false, true, o.p50_ms, nf.p50_ms, noise),
                   judge("p95", false, true, o.p95_ms, nf.p95_ms, noise),
                   judge("p99", false, true, o.p99_ms, nf.p99_ms, noise),
@@ -234,8 +238,10 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
             }
         }
         if (old_case.headline && new_case.headline) {
-            c.rows.push_back(
-                {name, "", {judge("headline", true, false, *old_case.headline, *new_case.headline, noise)}});
+            c.rows.push_back({name,
+                              "",
+                              new_case.headline_label,
+                              {judge("headline", true, false, *old_case.headline, *new_case.headline, noise)}});
         }
     }
     for (const auto& [name, unused] : new_side.cases) {
@@ -252,12 +258,12 @@ void print_comparison(std::FILE* out, const comparison& c, const lab_side& old_s
                "noise: differences under {:.0f} % are not meaningful from one run of each on a shared machine; "
                "larger ones are marked faster or slower\n",
                c.noise * 100);
-    fmt::print(out, "{:<28} {:<9} {:>12} {:>12} {:>9}  {}\n", "case/variant", "figure", "old", "new", "change",
+    fmt::print(out, "{:<40} {:<9} {:>12} {:>12} {:>9}  {}\n", "case/variant", "figure", "old", "new", "change",
                "verdict");
     for (const variant_change& r : c.rows) {
         bool first = true;
         for (const figure_change& f : r.figures) {
-            fmt::print(out, "{:<28} {:<9} {:>12} {:>12} {:>9}  {}\n", first ? row_name(r) : "", f.name,
+            fmt::print(out, "{:<40} {:<9} {:>12} {:>12} {:>9}  {}\n", first ? row_name(r) : "", f.name,
                        show(f, f.old_value), show(f, f.new_value), change_text(f), f.verdict);
             first = false;
         }

@@ -49,6 +49,7 @@ struct figure_change {
 struct variant_change {
     std::string case_name;
     std::string variant; // "" for the case's headline row
+    std::string label;   // the headline's label ("sequential/bounded p95"), on its row
     std::vector<figure_change> figures;
 };
 

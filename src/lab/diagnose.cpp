@@ -108,6 +108,9 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     load::plan plan;
     if (loading) {
         load::load_options lo = o.load_with;
+        if (!lo.connections && !lo.rate) {
+            lo.connections = 10; // --load alone: a closed model of 10 connections
+        }
         lo.url = o.url;
         lo.duration = o.duration;
         if (!load::make_plan(lo, plan, why)) {
