@@ -150,9 +150,10 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         }
         const double seconds = std::chrono::duration<double>(r->measured).count();
         fmt::print(out, "load: {} responses, {:.0f}/s, p50 {} p95 {} p99 {}, {} errors, {} answered 503\n",
-                   r->responses, seconds > 0 ? static_cast<double>(r->responses) / seconds : 0.0,
+                   thousands(r->responses), seconds > 0 ? static_cast<double>(r->responses) / seconds : 0.0,
                    ms_text(r->latency.value_at_percentile(50)), ms_text(r->latency.value_at_percentile(95)),
-                   ms_text(r->latency.value_at_percentile(99)), r->error_total(), r->statuses[503]);
+                   ms_text(r->latency.value_at_percentile(99)), thousands(r->error_total()),
+                   thousands(r->statuses[503]));
         how = "under the lab's load";
     } else {
         fmt::print(out, "hotpath lab diagnose: watching {} for {} (no load sent: give --load to send some)\n", base,
@@ -185,7 +186,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         fmt::print(out,
                    "diagnosis of the {} {} ({} answers; counts, shares and stalls of the window, percentiles since "
                    "the service started):\n",
-                   o.duration, how, answered);
+                   o.duration, how, thousands(answered));
     } else {
         window = after;
         fmt::print(out, "nothing was answered in the {}: diagnosis of everything since the service started:\n",

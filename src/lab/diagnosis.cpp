@@ -52,15 +52,6 @@ std::string name_of(const route_figures& r) {
     return r.method + " " + r.route;
 }
 
-// 1234567 -> "1,234,567".
-std::string thousands(std::uint64_t n) {
-    std::string digits = std::to_string(n);
-    for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
-        digits.insert(static_cast<std::size_t>(i), 1, ',');
-    }
-    return digits;
-}
-
 std::uint64_t count(const boost::json::object& o, std::string_view key) {
     return static_cast<std::uint64_t>(number(at(o, key)));
 }
@@ -70,6 +61,14 @@ std::uint64_t minus(std::uint64_t after, std::uint64_t before) {
 }
 
 } // namespace
+
+std::string thousands(std::uint64_t n) {
+    std::string digits = std::to_string(n);
+    for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+        digits.insert(static_cast<std::size_t>(i), 1, ',');
+    }
+    return digits;
+}
 
 std::string_view to_string(finding::kind k) noexcept {
     switch (k) {

@@ -81,6 +81,9 @@ struct finding {
 };
 std::string_view to_string(finding::kind k) noexcept;
 
+// 1234567 -> "1,234,567": counts as the findings write them.
+std::string thousands(std::uint64_t n);
+
 // The thresholds the rules use, in one place with their reasons.
 struct diagnosis_limits {
     std::uint64_t min_requests = 5;       // fewer requests are too little evidence (a health check, a scrape)

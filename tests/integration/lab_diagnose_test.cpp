@@ -129,6 +129,32 @@ TEST(lab_diagnose_test, a_healthy_service_is_nothing_wrong) {
     EXPECT_EQ(said.find("problem "), std::string::npos) << said;
 }
 
+TEST(lab_diagnose_test, watching_diagnoses_the_window_of_someone_elses_load) {
+    app routes;
+    routes.get("/export/{fmt}", [](request&, response& res) {
+        std::this_thread::sleep_for(40ms);
+        res.text("csv");
+    });
+    routes.debug_routes("/debug/routes");
+    test::test_server s(routes, quiet());
+    ASSERT_TRUE(s.ok());
+    // Before any load: nothing in the window, so the whole report (empty but for scrapes) is judged.
+    child idle({"lab", "diagnose", url(s, "/"), "-d", "1s"}, 0, memory_limit_bytes);
+    std::string said = idle.rest();
+    EXPECT_EQ(idle.wait_exit(15s), 0) << said;
+    EXPECT_NE(said.find("nothing was answered in the 1s"), std::string::npos) << said;
+    EXPECT_NE(said.find("verdict: nothing to judge"), std::string::npos) << said;
+
+    child load({"load", url(s, "/export/csv"), "-c", "2", "-d", "4s"}, 0, memory_limit_bytes);
+    child watch({"lab", "diagnose", url(s, "/"), "-d", "2s"}, 0, memory_limit_bytes);
+    said = watch.rest();
+    EXPECT_EQ(watch.wait_exit(15s), 0) << said;
+    EXPECT_NE(said.find("under the load it had"), std::string::npos) << said;
+    EXPECT_NE(said.find("GET /export/{fmt} held its loop"), std::string::npos) << said;
+    const std::string load_said = load.rest();
+    EXPECT_EQ(load.wait_exit(15s), 0) << load_said;
+}
+
 TEST(lab_diagnose_test, down_is_exit_1_and_not_hotpath_is_exit_2_in_one_line) {
     const std::uint16_t nothing = test::free_port();
     child down({"lab", "diagnose", "http://127.0.0.1:" + std::to_string(nothing), "-d", "1s"});
