@@ -292,7 +292,7 @@ std::string comparison_html(const comparison& c, const lab_side& old_side, const
 body { font: 14px/1.4 system-ui, sans-serif; color: var(--fg); background: var(--bg); margin: 2em; }
 table { border-collapse: collapse; }
 th, td { padding: 3px 10px; border-bottom: 1px solid var(--line); text-align: right; }
-th:first-child, td:first-child, td.fig, td.verdict { text-align: left; }
+th:first-child, td:first-child, .fig, .verdict { text-align: left; }
 rect.old { fill: var(--old); } rect.new { fill: var(--new); }
 .faster, .fewer-errors { color: var(--good); } .slower, .more-errors { color: var(--bad); }
 .within-noise, .muted { color: var(--muted); }
@@ -303,8 +303,8 @@ rect.old { fill: var(--old); } rect.new { fill: var(--new); }
     h += fmt::format("<p class=\"muted\">Differences under {:.0f} % are not meaningful from one run of each on a "
                      "shared machine; larger ones are marked faster or slower. Bars: old (grey) above new.</p>\n",
                      c.noise * 100);
-    h += "<table>\n<tr><th>case/variant</th><th>figure</th><th>old</th><th>new</th><th>change</th><th></th>"
-         "<th>verdict</th></tr>\n";
+    h += "<table>\n<tr><th>case/variant</th><th class=\"fig\">figure</th><th>old</th><th>new</th><th>change</th>"
+         "<th></th><th class=\"verdict\">verdict</th></tr>\n";
     for (const variant_change& r : c.rows) {
         bool first = true;
         for (const figure_change& f : r.figures) {
