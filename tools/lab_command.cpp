@@ -48,6 +48,8 @@ runner define_lab(CLI::App& cmd) {
             ->check(not_negative());
         c.add_option("--rate", d.load_with.rate, "Load: requests per second, open model (implies --load)");
         c.add_option("--timeout", d.load_with.timeout, "Load: per-request timeout (e.g. 5s)");
+        one_value_each(
+            c.add_option("--path", d.paths, "Load: a path to send, repeatable: sent evenly (implies --load)"));
     });
     when_chosen(*compare, [o](CLI::App& c) {
         c.add_option("old", o->compare_old, "The earlier run: a result.json or a lab --out folder")->required();

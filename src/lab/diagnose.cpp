@@ -104,7 +104,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         fmt::print(err, "hotpath: lab diagnose: bad --duration '{}' (e.g. 10s)\n", o.duration);
         return 2;
     }
-    const bool loading = o.load || o.load_with.connections || o.load_with.rate;
+    const bool loading = o.load || o.load_with.connections || o.load_with.rate || !o.paths.empty();
     load::plan plan;
     if (loading) {
         load::load_options lo = o.load_with;
@@ -116,6 +116,16 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         if (!load::make_plan(lo, plan, why)) {
             fmt::print(err, "hotpath: lab diagnose: {}\n", why);
             return 2;
+        }
+        for (const std::string& p : o.paths) { // a scenario of one GET per path, equally weighted
+            if (p.empty() || p.front() != '/') {
+                fmt::print(err, "hotpath: lab diagnose: --path '{}' must start with /\n", p);
+                return 2;
+            }
+            load::request_spec r;
+            r.name = p;
+            r.path_and_query = p;
+            plan.scenario.push_back(std::move(r));
         }
     }
 
@@ -134,7 +144,11 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
 
     std::string how;
     if (loading) {
-        fmt::print(out, "hotpath lab diagnose: loading {} for {} ({} connections{})\n", plan.to.url(), o.duration,
+        std::string what = plan.to.url();
+        for (std::size_t i = 0; i < o.paths.size(); ++i) {
+            what = (i == 0 ? base : what + ",") + o.paths[i];
+        }
+        fmt::print(out, "hotpath lab diagnose: loading {} for {} ({} connections{})\n", what, o.duration,
                    plan.connections, o.load_with.rate ? fmt::format(", {}/s", *o.load_with.rate) : std::string());
         std::fflush(out);
         int stopped_by = 0;

@@ -7,15 +7,17 @@
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace hotpath::lab {
 
-// `hotpath lab diagnose URL [--duration D] [--load] [-c N] [--rate R]` as typed.
+// `hotpath lab diagnose URL [--duration D] [--load] [-c N] [--rate R] [--path P]...` as typed.
 struct diagnose_options {
-    std::string url;              // http://127.0.0.1:PORT[/path]: the service, and the path a load sends to
-    std::string duration = "10s"; // how long to watch, or to load
-    bool load = false;            // send load (also when connections or rate is given); else watch
-    load::load_options load_with; // connections, rate, timeout; the url and duration are set from the above
+    std::string url;                // http://127.0.0.1:PORT[/path]: the service, and the path a load sends to
+    std::string duration = "10s";   // how long to watch, or to load
+    bool load = false;              // send load (also when connections or rate is given); else watch
+    load::load_options load_with;   // connections, rate, timeout; the url and duration are set from the above
+    std::vector<std::string> paths; // load these paths evenly (implies load); empty: the URL's path
 };
 
 // Scrapes, waits (watching or loading), scrapes again, prints the findings of what changed in between on `out`

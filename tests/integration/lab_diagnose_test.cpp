@@ -97,6 +97,25 @@ TEST(lab_diagnose_test, a_handler_blocking_its_loop_is_named_with_its_stalls) {
     EXPECT_NE(said.find("GET /render/{page} held its loop"), std::string::npos) << said;
 }
 
+// Two routes loaded together (--path twice): the one that blocks is named, not the one that waits behind it.
+TEST(lab_diagnose_test, of_two_routes_on_one_loop_the_blocking_one_is_named) {
+    app routes;
+    routes.get("/pdf/{doc}", [](request&, response& res) {
+        std::this_thread::sleep_for(50ms);
+        res.text("pdf");
+    });
+    routes.get("/ping/{n}", [](request&, response& res) { res.text("pong"); });
+    routes.debug_routes("/debug/routes");
+    test::test_server s(routes, quiet());
+    ASSERT_TRUE(s.ok());
+    child lab({"lab", "diagnose", url(s, ""), "--path", "/pdf/1", "--path", "/ping/1", "-c", "2", "-d", "2s"}, 0,
+              memory_limit_bytes);
+    const std::string said = lab.rest();
+    ASSERT_EQ(lab.wait_exit(30s), 0) << said;
+    EXPECT_NE(said.find("GET /pdf/{doc} held its loop"), std::string::npos) << said;
+    EXPECT_EQ(said.find("GET /ping/{n} held its loop"), std::string::npos) << said;
+}
+
 TEST(lab_diagnose_test, refusals_at_a_small_in_flight_limit_are_overload) {
     app routes;
     routes.get("/quote/{id}", [](request&, response& res) -> task<void> {
