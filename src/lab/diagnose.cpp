@@ -51,12 +51,25 @@ bool parse_local_url(const std::string& url, std::uint16_t& port, std::string& p
     return true;
 }
 
-enum class scrape_status : std::uint8_t { ok, down, not_hotpath };
+enum class scrape_status : std::uint8_t { ok, down, overloaded, not_hotpath };
 
+// An overloaded hotpath service refuses the report's request too (503 at its in-flight or connection limit):
+// asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all.
 scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
+    const auto until = std::chrono::steady_clock::now() + scrape_timeout;
     auto got = http_get(port, "/debug/routes", scrape_timeout, why);
+    while (got && got->status == 503 && std::chrono::steady_clock::now() < until && !interrupted()) {
+        std::this_thread::sleep_for(50ms);
+        got = http_get(port, "/debug/routes", scrape_timeout, why);
+    }
     if (!got) {
         return scrape_status::down;
+    }
+    if (got->status == 503) {
+        why = fmt::format("GET /debug/routes answered 503 for {} s: the service is over its limits, even for its "
+                          "report",
+                          scrape_timeout.count());
+        return scrape_status::overloaded;
     }
     if (got->status != 200) {
         why = fmt::format("GET /debug/routes answered {}", got->status);
@@ -137,6 +150,9 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     case scrape_status::down:
         fmt::print(err, "hotpath: lab diagnose: nothing answers at {}: {}\n", base, why);
         return 1;
+    case scrape_status::overloaded:
+        fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
+        return 1;
     case scrape_status::not_hotpath:
         fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
         return 2;
@@ -186,6 +202,9 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         break;
     case scrape_status::down:
         fmt::print(err, "hotpath: lab diagnose: {} stopped answering: {}\n", base, why);
+        return 1;
+    case scrape_status::overloaded:
+        fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
         return 1;
     case scrape_status::not_hotpath:
         fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
