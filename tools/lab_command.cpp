@@ -1,7 +1,10 @@
-// `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/lab/).
+// `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/lab/); `lab diagnose URL`
+// reads any running hotpath service; `lab compare OLD NEW` sets two runs side by side.
 #include "command.hpp"
 
 #include "lab/cases.hpp"
+#include "lab/compare.hpp"
+#include "lab/diagnose.hpp"
 #include "lab/runner.hpp"
 
 #include <CLI/CLI.hpp>
@@ -12,18 +15,59 @@
 namespace hotpath::cli {
 namespace {
 
+struct lab_command_options {
+    lab::lab_options run;
+    lab::diagnose_options diagnose;
+    std::string compare_old, compare_new, compare_html;
+};
+
 runner define_lab(CLI::App& cmd) {
-    auto o = std::make_shared<lab::lab_options>();
+    auto o = std::make_shared<lab_command_options>();
+    // Subcommands are words the positional case never takes: CLI11 matches a subcommand's name first.
+    CLI::App* diagnose =
+        cmd.add_subcommand("diagnose", "Diagnose a running hotpath service on 127.0.0.1: watch it, or --load it");
+    CLI::App* compare = cmd.add_subcommand("compare", "Compare two lab runs (result.json files or --out folders)");
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
         choices.emplace_back("all");
-        c.add_option("case", o->which, "Which case: fanout, freight, platform, sync-io, redirect or all")
+        c.add_option("case", o->run.which, "Which case: fanout, freight, platform, sync-io, redirect or all")
             ->capture_default_str()
             ->check(CLI::IsMember(choices));
-        c.add_flag("--quick", o->quick, "Scaled-down profiles: the whole of `lab all --quick` takes under a minute");
-        c.add_option("--out", o->out_dir, "Folder of the result files (DIR/<case>/result.json)")->capture_default_str();
+        c.add_flag("--quick", o->run.quick,
+                   "Scaled-down profiles: the whole of `lab all --quick` takes under 3 minutes on 2 cores");
+        c.add_option("--out", o->run.out_dir, "Folder of the result files (DIR/<case>/result.json, DIR/report.html)")
+            ->capture_default_str();
+        c.add_option("--peers", o->run.peers_dir,
+                     "Folder of the .NET originals (scripts/build-peers.sh; default: ../peers beside this program)");
+        c.add_flag("!--no-originals", o->run.originals, "Run hotpath's side alone, without the .NET originals");
     });
-    return [o]() -> int { return lab::run_lab(*o, stdout, stderr); };
+    when_chosen(*diagnose, [o](CLI::App& c) {
+        auto& d = o->diagnose;
+        c.add_option("url", d.url, "The service: http://127.0.0.1:PORT[/path] (the path is what --load sends)")
+            ->required();
+        c.add_option("-d,--duration", d.duration, "How long to watch, or to load")->capture_default_str();
+        c.add_flag("--load", d.load, "Send load for --duration (closed model, 10 connections unless -c or --rate)");
+        c.add_option("-c,--connections", d.load_with.connections, "Load: connections (implies --load)")
+            ->check(not_negative());
+        c.add_option("--rate", d.load_with.rate, "Load: requests per second, open model (implies --load)");
+        c.add_option("--timeout", d.load_with.timeout, "Load: per-request timeout (e.g. 5s)");
+        one_value_each(
+            c.add_option("--path", d.paths, "Load: a path to send, repeatable: sent evenly (implies --load)"));
+    });
+    when_chosen(*compare, [o](CLI::App& c) {
+        c.add_option("old", o->compare_old, "The earlier run: a result.json or a lab --out folder")->required();
+        c.add_option("new", o->compare_new, "The later run: a result.json or a lab --out folder")->required();
+        c.add_option("--html", o->compare_html, "Also write a self-contained comparison page to this file");
+    });
+    return [o, diagnose, compare]() -> int {
+        if (diagnose->parsed()) {
+            return lab::run_diagnose(o->diagnose, stdout, stderr);
+        }
+        if (compare->parsed()) {
+            return lab::run_compare(o->compare_old, o->compare_new, o->compare_html, stdout, stderr);
+        }
+        return lab::run_lab(o->run, stdout, stderr);
+    };
 }
 
 const registration lab_registration{

@@ -26,11 +26,35 @@ struct route_figures {
     double mean_concurrency = 0;
     std::uint64_t max_concurrency = 0;
     std::optional<double> allocations_per_request; // absent in a build without the allocation counter
+    double app_mean_ms = 0;                        // mean time its handler ran on the loop per request
+    // Stalls of the loop the watchdog named this route for (its handler ran last in the long turn).
+    std::uint64_t stalls = 0;
+    double stall_held_ms = 0;    // their summed length
+    double stall_longest_ms = 0; // the longest (cumulative even over a window: see difference())
+};
+
+// The server's own figures (the report's "server" object; absent from reports of older servers).
+struct server_figures {
+    bool present = false;
+    double stall_threshold_ms = 0;
+    std::uint64_t stalls = 0;                          // every stall, named or not
+    std::uint64_t max_requests_in_flight_per_loop = 0; // 0: no limit
+    std::uint64_t max_connections = 0;                 // 0: no limit
+    // Requests answered 503 at once by a limit (also counted in their route's 5xx).
+    std::uint64_t refused_in_flight = 0, refused_connections = 0, refused_draining = 0;
 };
 
 struct route_report {
+    std::uint64_t loops = 0;
     std::vector<route_figures> routes;
+    server_figures server;
 };
+
+// What changed between two reports of the same service, `before` then `after`: counts and time sums over the
+// window (requests, statuses, time shares and means, calls, allocations, stalls and refusals); the percentiles,
+// the most calls in flight and the longest stall stay `after`'s (since the service started: a histogram's
+// quantiles cannot be subtracted). Routes with neither a request nor a stall in the window are left out.
+route_report difference(const route_report& before, const route_report& after);
 
 // Parses the JSON of GET /debug/routes. nullopt with a one-line reason in `why` when it is not such a report.
 std::optional<route_report> parse_route_report(std::string_view json, std::string& why);
@@ -44,14 +68,21 @@ struct finding {
         queueing,         // time spent waiting for a loop or a slot before the handler ran
         server_errors,    // 5xx answers
         allocation_churn, // many heap allocations per request
+        blocked_loop,     // the route's handler held its loop: stalls named for it and backed by its own app time
+        busy_loop,        // stalls named for a route whose own handler time cannot explain them (a turn of many
+                          // short requests, such as a burst of 503s): a note, not the route's fault
+        overload,         // the server's limits answered 503 at once (requests in flight, connections, drain)
         healthy,          // nothing wrong
     } what = kind::healthy;
     bool problem = false; // false for a neutral observation (downstream_bound, healthy)
-    std::string method;
+    std::string method;   // empty for a finding on the whole server (overload, stalls outside handlers)
     std::string route;
     std::string text; // one line with the evidence: "92 % of GET / is downstream, at most 1 call in flight: ..."
 };
 std::string_view to_string(finding::kind k) noexcept;
+
+// 1234567 -> "1,234,567": counts as the findings write them.
+std::string thousands(std::uint64_t n);
 
 // The thresholds the rules use, in one place with their reasons.
 struct diagnosis_limits {
@@ -62,10 +93,16 @@ struct diagnosis_limits {
     double queue_mean_ms = 1;             // if that wait is long enough to matter (a 20 us handler's share is noise)
     double error_share = 0.01;            // 1 % of answers are 5xx
     double allocations_per_request = 100; // far above a lean handler's handful
+    // A route held its loop when the watchdog named it and its handlers' own time on the loop covers at least this
+    // share of the stalls' length: the watchdog names the last handler of a long turn, and a turn of thousands of
+    // quick 503s names one too, though no handler in it blocked.
+    double stall_backed_by_app = 0.5;
+    double overload_share = 0.01; // 1 % of the answers refused by a limit
 };
 
-// The findings for every route with enough requests, problems first; a route with none gets one `healthy`
-// finding. Deterministic: the same report always gives the same lines.
+// The findings for every route with enough requests (or a stall), then the server's (overload, stalls outside
+// handlers), problems first; a route with none gets one `healthy` finding. Deterministic: the same report always
+// gives the same lines.
 std::vector<finding> diagnose(const route_report& report, const diagnosis_limits& limits = {});
 
 } // namespace hotpath::lab

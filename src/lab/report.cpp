@@ -246,6 +246,7 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
         const load::results& r = v.results;
         boost::json::object j;
         j["name"] = v.name;
+        j["original"] = v.original;
         j["url"] = v.plan.to.url();
         j["requests"] = r.responses;
         j["successes"] = r.successes;

@@ -50,6 +50,9 @@ struct route_metrics {
     counter downstream_call_ns;           // the calls' own lengths: over downstream_ns, their mean concurrency
     counter max_calls_in_flight;          // the most calls one request had in flight at once
     counter allocations, allocated_bytes; // with the allocation counter linked in (core/alloc_count.hpp)
+    // Stalls of the loop the watchdog named this route's handler for (the handler whose code ran last in the long
+    // turn), their summed and longest lengths. Written by the watchdog's thread only (server.cpp), once per stall.
+    counter stalls, stall_ns, longest_stall_ns;
     // Made on the route's first request on this loop (null before); published with release, read with acquire.
     std::atomic<metrics::latency_sketch*> sketch{nullptr};
 };

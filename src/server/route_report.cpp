@@ -1,12 +1,14 @@
 // GET /debug/routes: per route, every loop's figures summed into what a person asks first: how slow (p50, p95,
 // p99), where the time went (queue, app, downstream, wait, write), how the downstream calls were made (how many
-// per request, how many at once), and how much it allocates.
+// per request, how many at once), how much it allocates, and how long the stall watchdog saw it hold its loop; then
+// the server's own figures a diagnosis needs beside them (its limits and what they refused, every stall).
 #include "core/alloc_count.hpp"
 #include "server/app.hpp"
 #include "server/json.hpp"
 #include "server/metrics.hpp"
 #include "server/worker.hpp"
 
+#include <algorithm>
 #include <array>
 #include <string_view>
 #include <vector>
@@ -24,6 +26,7 @@ struct route_sums {
     std::uint64_t queue_ns = 0, app_ns = 0, downstream_ns = 0, wait_ns = 0, write_ns = 0;
     std::uint64_t calls = 0, call_ns = 0, max_in_flight = 0;
     std::uint64_t allocations = 0, allocated_bytes = 0;
+    std::uint64_t stalls = 0, stall_ns = 0, longest_stall_ns = 0;
     std::vector<std::uint64_t> latency = std::vector<std::uint64_t>(metrics::latency_sketch::bucket_count);
 };
 
@@ -45,6 +48,9 @@ route_sums sum_loops(const std::vector<std::unique_ptr<worker>>& loops, std::uin
         t.max_in_flight = std::max(t.max_in_flight, m.max_calls_in_flight.get());
         t.allocations += m.allocations.get();
         t.allocated_bytes += m.allocated_bytes.get();
+        t.stalls += m.stalls.get();
+        t.stall_ns += m.stall_ns.get();
+        t.longest_stall_ns = std::max(t.longest_stall_ns, m.longest_stall_ns.get());
         if (const metrics::latency_sketch* k = m.sketch.load(std::memory_order_acquire)) {
             k->add_to(t.latency);
         }
@@ -68,7 +74,7 @@ boost::json::object describe(std::string_view method, std::string_view pattern, 
         }
     }
     r["status"] = std::move(status);
-    const auto n = static_cast<double>(t.requests);
+    const auto n = static_cast<double>(std::max<std::uint64_t>(t.requests, 1)); // a stalled route may have none yet
     const double total = static_cast<double>(t.queue_ns + t.app_ns + t.downstream_ns + t.wait_ns + t.write_ns);
     r["latency_ms"] = {{"mean", ms(total / n)},
                        {"p50", ms(static_cast<double>(metrics::latency_sketch::value_at(t.latency, 0.50)))},
@@ -100,6 +106,11 @@ boost::json::object describe(std::string_view method, std::string_view pattern, 
         r["allocations_per_request"] = nullptr; // not counted: a build without the allocation counter
         r["allocated_bytes_per_request"] = nullptr;
     }
+    // The watchdog names the handler whose code ran last in a long turn: the one that blocked, or the last of a
+    // turn of many short ones (a diagnosis weighs this against the route's own app time).
+    r["stalls"] = {{"count", t.stalls},
+                   {"held_ms", ms(static_cast<double>(t.stall_ns))},
+                   {"longest_ms", ms(static_cast<double>(t.longest_stall_ns))}};
     return r;
 }
 
@@ -113,7 +124,7 @@ void write_route_report(request& req, response& res) {
     boost::json::array routes;
     for (std::size_t i = 0; i < table.size(); ++i) {
         const route_sums t = sum_loops(loops, static_cast<std::uint32_t>(i));
-        if (t.requests == 0) {
+        if (t.requests == 0 && t.stalls == 0) {
             continue;
         }
         const route_label l = label_of(here.routes, i);
@@ -123,6 +134,27 @@ void write_route_report(request& req, response& res) {
     report["loops"] = loops.size();
     report["allocations_counted"] = alloc::counting();
     report["routes"] = std::move(routes);
+
+    // The server's side: what its limits refused (each answered 503 with Retry-After, counted in its route's 5xx
+    // too) and every stall, named or not. Counters since the server started, like the routes'.
+    std::uint64_t stalls = 0, refused_in_flight = 0, refused_connections = 0, refused_draining = 0;
+    for (const auto& w : loops) {
+        stalls += w->stalls.get();
+        refused_in_flight += w->stats.refused_in_flight.get();
+        refused_connections += w->stats.refused_connections.get();
+        refused_draining += w->stats.refused_draining.get();
+    }
+    const auto& limits = here.options.limits;
+    report["server"] = {
+        {"stall_threshold_ms", here.options.stall_threshold.count()},
+        {"stalls", stalls},
+        {"max_requests_in_flight_per_loop", limits.max_requests_in_flight},
+        {"max_connections", limits.max_connections},
+        {"overload_responses",
+         {{"requests_in_flight", refused_in_flight},
+          {"connections", refused_connections},
+          {"drain_timeout", refused_draining}}},
+    };
     res.json(report);
 }
 

@@ -90,6 +90,15 @@ struct server::impl {
         }
         w.stalls.add();
         w.stall_lengths->record_ns(static_cast<std::uint64_t>(length.count()));
+        if (const std::uint32_t named = stalled_handler[index]; named < routes.route_keys().size()) {
+            route_metrics& r = w.route_stats.at(named); // for GET /debug/routes: which route held the loop
+            const auto ns = static_cast<std::uint64_t>(length.count());
+            r.stalls.add();
+            r.stall_ns.add(ns);
+            if (ns > r.longest_stall_ns.get()) {
+                r.longest_stall_ns.value.store(ns, std::memory_order_relaxed);
+            }
+        }
         const auto now = net::clock::now();
         if (now - last_stall_line[index] < std::chrono::seconds{1}) {
             return; // one line per loop per second at most; the metrics count them all

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 namespace hotpath::lab {
@@ -102,6 +103,135 @@ TEST(diagnosis_test, problems_come_before_notes_across_routes) {
     ASSERT_EQ(f.size(), 2u);
     EXPECT_EQ(f[0].route, "/slow");
     EXPECT_EQ(f[1].route, "/fine");
+}
+
+// A route with stalls named for it: `app_ms` is its handler's mean time on the loop per request.
+route_figures stalled_route(const std::string& route, std::uint64_t requests, double app_ms, std::uint64_t stalls,
+                            double held_ms) {
+    route_figures r;
+    r.method = "GET";
+    r.route = route;
+    r.requests = requests;
+    r.mean_ms = app_ms + 1;
+    r.p50_ms = r.p95_ms = r.p99_ms = r.mean_ms;
+    r.app = app_ms / r.mean_ms;
+    r.app_mean_ms = app_ms;
+    r.stalls = stalls;
+    r.stall_held_ms = held_ms;
+    r.stall_longest_ms = held_ms / static_cast<double>(stalls);
+    return r;
+}
+
+TEST(diagnosis_test, a_handler_that_holds_its_loop_is_a_blocked_loop) {
+    route_report r;
+    r.loops = 2;
+    r.routes.push_back(stalled_route("/reports/{year}", 37, 54, 37, 2000));
+    const auto f = diagnose(r);
+    ASSERT_FALSE(f.empty());
+    EXPECT_EQ(f[0].what, finding::kind::blocked_loop);
+    EXPECT_TRUE(f[0].problem);
+    EXPECT_NE(f[0].text.find("GET /reports/{year} held its loop 2.00s in 37 stalls"), std::string::npos) << f[0].text;
+}
+
+// The watchdog names the last handler of a long turn: a turn of thousands of quick refusals names one too.
+TEST(diagnosis_test, stalls_a_route_own_time_cannot_explain_are_a_busy_loop_not_a_block) {
+    route_report r;
+    r.loops = 1;
+    r.routes.push_back(stalled_route("/thumbnail", 5000, 0.002, 12, 400));
+    r.routes.back().status_5xx = 4900;
+    r.server.present = true;
+    r.server.max_requests_in_flight_per_loop = 4;
+    r.server.refused_in_flight = 4900;
+    r.server.stalls = 12;
+    const auto f = diagnose(r);
+    for (const auto& x : f) {
+        EXPECT_NE(x.what, finding::kind::blocked_loop) << x.text;
+    }
+    const auto busy =
+        std::find_if(f.begin(), f.end(), [](const finding& x) { return x.what == finding::kind::busy_loop; });
+    ASSERT_NE(busy, f.end());
+    EXPECT_FALSE(busy->problem);
+    EXPECT_NE(busy->text.find("not a handler of its own that blocks"), std::string::npos) << busy->text;
+}
+
+TEST(diagnosis_test, refusals_at_the_in_flight_limit_are_overload) {
+    route_report r;
+    r.loops = 2;
+    r.routes.push_back(stalled_route("/search", 5000, 3, 0, 0));
+    r.routes.back().status_5xx = 1234;
+    r.server.present = true;
+    r.server.max_requests_in_flight_per_loop = 8;
+    r.server.refused_in_flight = 1234;
+    const auto f = diagnose(r);
+    const auto o = std::find_if(f.begin(), f.end(), [](const finding& x) { return x.what == finding::kind::overload; });
+    ASSERT_NE(o, f.end());
+    EXPECT_TRUE(o->problem);
+    EXPECT_NE(o->text.find("requests in flight at the limit (8 per loop, 2 loops): 1,234 of 5,000 answers were 503"),
+              std::string::npos)
+        << o->text;
+    EXPECT_NE(o->text.find("GET /search 1,234"), std::string::npos) << o->text;
+}
+
+TEST(diagnosis_test, a_few_refusals_among_many_answers_are_not_overload) {
+    route_report r;
+    r.routes.push_back(stalled_route("/search", 100000, 3, 0, 0));
+    r.server.refused_in_flight = 3;
+    for (const auto& x : diagnose(r)) {
+        EXPECT_NE(x.what, finding::kind::overload) << x.text;
+    }
+}
+
+TEST(diagnosis_test, the_report_parses_stalls_and_the_server_figures) {
+    const std::string json =
+        R"({"loops":2,"routes":[{"method":"PUT","route":"/blobs/{id}","requests":10,"status":{"2xx":10},)"
+        R"("latency_ms":{"mean":50,"p50":50,"p95":60,"p99":70},"mean_ms":{"queue":0,"app":45},)"
+        R"("share":{"queue":0,"app":0.9,"downstream":0,"wait":0,"write":0.1},)"
+        R"("stalls":{"count":10,"held_ms":450.5,"longest_ms":60}}],)"
+        R"("server":{"stall_threshold_ms":25,"stalls":11,"max_requests_in_flight_per_loop":0,"max_connections":0,)"
+        R"("overload_responses":{"requests_in_flight":0,"connections":0,"drain_timeout":0}}})";
+    std::string why;
+    const auto r = parse_route_report(json, why);
+    ASSERT_TRUE(r) << why;
+    EXPECT_EQ(r->loops, 2u);
+    EXPECT_EQ(r->routes[0].stalls, 10u);
+    EXPECT_DOUBLE_EQ(r->routes[0].stall_held_ms, 450.5);
+    EXPECT_DOUBLE_EQ(r->routes[0].app_mean_ms, 45);
+    EXPECT_TRUE(r->server.present);
+    EXPECT_EQ(r->server.stalls, 11u);
+    const auto f = diagnose(*r);
+    ASSERT_EQ(f.size(), 2u);
+    EXPECT_EQ(f[0].what, finding::kind::blocked_loop);
+    EXPECT_EQ(f[1].what, finding::kind::busy_loop); // the one stall outside any handler, a note
+    EXPECT_FALSE(f[1].problem);
+}
+
+TEST(diagnosis_test, the_difference_of_two_reports_is_the_window) {
+    route_report before;
+    before.routes.push_back(stalled_route("/feed", 100, 1, 2, 60));
+    before.routes.back().status_5xx = 10;
+    before.server.refused_in_flight = 10;
+    route_report after = before;
+    // 100 more requests at 3 ms of app time each: the window's mean app time is 3 ms, not the cumulative 2 ms.
+    route_figures& a = after.routes[0];
+    a.requests = 200;
+    a.mean_ms = (100 * 2.0 + 100 * 4.0) / 200; // 1 ms of write each
+    a.app = (100 * 1.0 + 100 * 3.0) / 200 / a.mean_ms;
+    a.app_mean_ms = 2;
+    a.stalls = 5;
+    a.stall_held_ms = 200;
+    a.status_5xx = 10;
+    after.server.refused_in_flight = 10;
+    after.routes.push_back(stalled_route("/idle", 7, 1, 0, 0)); // nothing new: gone from the window
+    before.routes.push_back(after.routes.back());
+    const route_report w = difference(before, after);
+    ASSERT_EQ(w.routes.size(), 1u);
+    EXPECT_EQ(w.routes[0].requests, 100u);
+    EXPECT_EQ(w.routes[0].stalls, 3u);
+    EXPECT_NEAR(w.routes[0].stall_held_ms, 140, 1e-9);
+    EXPECT_NEAR(w.routes[0].app_mean_ms, 3, 1e-9);
+    EXPECT_NEAR(w.routes[0].mean_ms, 4, 1e-9);
+    EXPECT_EQ(w.routes[0].status_5xx, 0u);
+    EXPECT_EQ(w.server.refused_in_flight, 0u);
 }
 
 TEST(diagnosis_test, not_a_report_is_refused_with_a_reason) {
