@@ -160,6 +160,8 @@ void loop::run() {
 // A turn: dispatch what the ring completed, run due timers and posted and deferred work, then submit what that
 // prepared and sleep until the next completion or deadline, in one io_uring_enter.
 void loop::run_on_ring(uring& r) {
+    r.enable(); // the first turn's work (posted before run(): a load opening thousands of connections) may fill
+                // the submission queue, which can only be submitted from here on
     auto start = clock::now();
     for (;;) {
         stats_.heartbeat_ns.store(start.time_since_epoch().count(), std::memory_order_relaxed);

@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <vector>
 
 namespace hotpath::net {
 
@@ -62,6 +63,14 @@ struct uring::state {
     int mask = 0;
     bool enabled = false; // IORING_SETUP_R_DISABLED until the loop's thread enables it
     bool reaping = false; // completions are being dispatched
+    // Completions taken off a full completion queue so that a submission could go on (get_sqe): dispatched by
+    // the next reap(), before the ring's, in their order. Empty but for bursts (thousands of connects at once).
+    struct completion {
+        uring_op* op;
+        int res;
+        unsigned flags;
+    };
+    std::vector<completion> deferred;
     read_watch wake;      // eventfd written by wake()
     read_watch alarm;     // timerfd (CLOCK_MONOTONIC, steady_clock's) set to the loop's next deadline
     std::chrono::steady_clock::time_point alarm_at = std::chrono::steady_clock::time_point::max();
@@ -213,19 +222,32 @@ result<std::unique_ptr<uring>> uring::open(unsigned entries, unsigned buffer_cou
     return u;
 }
 
-// A full submission queue is submitted to make room: back-pressure, not an error. Before the loop's thread has
-// enabled the ring nothing can be submitted; the queue holds far more than is prepared before a loop runs (its
-// listener's accept), so a full one there ends the process with a message rather than losing an operation.
+// A full submission queue is submitted to make room: back-pressure, not an error. The kernel refuses to take more
+// (-EBUSY, -EAGAIN) while completions wait that its completion queue cannot hold; those are then moved off the
+// ring into `deferred` (reap() dispatches them first) and the submission tried again, so a burst of thousands of
+// operations in one turn (a load opening 3,000 connections) goes through instead of ending the process. Before
+// the loop's thread has enabled the ring nothing can be submitted; the queue holds far more than is prepared
+// before a loop runs (its listener's accept), so a full one there ends the process with a message.
 io_uring_sqe* uring::get_sqe() {
     auto& s = *state_;
     io_uring_sqe* sqe = io_uring_get_sqe(&s.ring);
-    for (int tries = 0; sqe == nullptr && s.enabled && tries < 3; ++tries) {
+    for (int tries = 0; sqe == nullptr && s.enabled && tries < 64; ++tries) {
         const int r = io_uring_submit(&s.ring);
         if (r < 0 && r != -EAGAIN && r != -EBUSY && r != -EINTR) {
             std::fprintf(stderr, "hotpath: io_uring submission failed: %s\n", std::strerror(-r));
             std::abort();
         }
         sqe = io_uring_get_sqe(&s.ring);
+        if (sqe == nullptr && (r == -EBUSY || r == -EAGAIN)) {
+            unsigned head = 0;
+            unsigned n = 0;
+            io_uring_cqe* cqe = nullptr;
+            io_uring_for_each_cqe(&s.ring, head, cqe) {
+                s.deferred.push_back({static_cast<uring_op*>(io_uring_cqe_get_data(cqe)), cqe->res, cqe->flags});
+                ++n;
+            }
+            io_uring_cq_advance(&s.ring, n);
+        }
     }
     if (sqe == nullptr) {
         std::fprintf(stderr, "hotpath: io_uring submission queue full and not submittable\n");
@@ -365,6 +387,7 @@ void uring::enable() {
 void uring::wait(bool sleep) {
     auto& s = *state_;
     enable();
+    sleep = sleep && s.deferred.empty(); // completions already here: no sleep
     int r = 0;
     for (int tries = 0; tries < 3; ++tries) {
         if (sleep) {
@@ -394,20 +417,27 @@ void uring::flush() {
     }
 }
 
-// Dispatches every completion in batches, each to its operation.
+// Dispatches every completion in batches, each to its operation: those get_sqe() took off a full queue first.
 void uring::reap() {
     auto& s = *state_;
-    struct completion {
-        uring_op* op;
-        int res;
-        unsigned flags;
-    };
-    std::array<completion, 256> batch;
+    std::array<state::completion, 256> batch;
     // An exception escaping a completion ends the loop (the rest of the batch is lost with it); closes
     // prepared later, from the loop's destructor, must then be made at once again.
     const flag_scope reaping(s.reaping);
     std::size_t n = batch.size();
-    while (n == batch.size()) {
+    while (n == batch.size() || !s.deferred.empty()) {
+        if (!s.deferred.empty()) {
+            // Swapped out first: a completion dispatched here may defer more (they wait for the next round).
+            std::vector<state::completion> now;
+            now.swap(s.deferred);
+            for (const auto& c : now) {
+                c.op->fn(c.op, c.res, c.flags);
+            }
+            now.clear();
+            if (s.deferred.empty()) {
+                s.deferred.swap(now); // keep the capacity
+            }
+        }
         n = 0;
         unsigned head = 0;
         io_uring_cqe* cqe = nullptr;

@@ -70,6 +70,9 @@ public:
     void reap();
     void wait(bool sleep);
     void flush();
+    // Lets the loop's thread submit (the ring is created disabled, IORING_SETUP_R_DISABLED): called by the loop
+    // before its first turn, so that its first turn's work can submit as much as it prepares; wait() also calls it.
+    void enable();
     // Ends wait()'s sleep at `at` (time_point::max(): never) through a timerfd read on the ring: a deadline costs
     // a system call only when it changes, not one timer set up and torn down in the kernel per sleep.
     void set_alarm(std::chrono::steady_clock::time_point at);
@@ -79,7 +82,6 @@ public:
 private:
     uring();
     io_uring_sqe* get_sqe();
-    void enable();
     struct read_watch;
     void watch(read_watch& w);
     static void on_wake(uring_op* o, int res, unsigned flags);

@@ -8,10 +8,12 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <atomic>
 #include <chrono>
 #include <netinet/in.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <vector>
@@ -208,6 +210,30 @@ TEST_F(load_test, refused_connections_are_failed_attempts_not_failed_requests) {
     EXPECT_EQ(r.connect_error, "Connection refused");
     EXPECT_EQ(r.error_total(), 0u) << "no request was sent";
     EXPECT_EQ(load::judge(r, {}), load::verdict::nothing_succeeded);
+}
+
+// Thousands of connections opened in the worker's first turn: far more operations than the submission queue holds
+// (512) before the ring could submit, which once ended the process ("io_uring submission queue full and not
+// submittable", -c 3000). Needs 2 descriptors per connection (the server is in this process).
+TEST_F(load_test, thousands_of_connections_open_in_one_turn) {
+    constexpr unsigned connections = 5000;
+    rlimit files{};
+    ::getrlimit(RLIMIT_NOFILE, &files);
+    if (files.rlim_max < 2 * connections + 200) {
+        GTEST_SKIP() << "the hard limit of open files is " << files.rlim_max;
+    }
+    const rlimit before = files;
+    files.rlim_cur = std::max<rlim_t>(files.rlim_cur, 2 * connections + 200);
+    ASSERT_EQ(::setrlimit(RLIMIT_NOFILE, &files), 0);
+    auto p = make_plan(srv_.port(), "/fast");
+    p.connections = connections;
+    p.duration = 1s;
+    p.timeout = 10s;
+    const auto r = run(p);
+    ::setrlimit(RLIMIT_NOFILE, &before);
+    EXPECT_EQ(r.connections_opened, connections);
+    EXPECT_GT(r.responses, connections);
+    EXPECT_EQ(r.error_total(), 0u);
 }
 
 // A server that stopped accepting: its backlog is full, the kernel drops further SYNs and a connect would retry
