@@ -94,7 +94,7 @@ case_spec freight(bool quick) {
         v.serve = {"freight", "--db", "{dir}/freight.sqlite", "--variant", variant};
         // The write-up's load: 240 virtual users ramping up, held (120 s in all), then doubled to 480.
         v.load.scenario = "{dir}/quote.toml";
-        v.load.stages = quick ? "vus=0..240:2s, vus=240:3s, vus=240..480:1s, vus=480:4s"
+        v.load.stages = quick ? "vus=0..240:1s, vus=240:2s, vus=240..480:1s, vus=480:3s"
                               : "vus=0..240:60s, vus=240:60s, vus=240..480:30s, vus=480:90s";
         v.load.threads = 1; // the other core serves
         v.load.timeout = "10s";
@@ -118,7 +118,7 @@ case_spec platform(bool quick) {
             v.serve = {"platform"};
             v.path_and_query = fmt::format("/{}", path);
             v.load.connections = 64;
-            v.load.duration = quick ? "4s" : "12s";
+            v.load.duration = quick ? "3s" : "12s";
             v.load.warmup = quick ? "1s" : "2s";
             v.load.timeout = "10s";
             if (depth > 1) {
@@ -143,7 +143,7 @@ case_spec sync_io(bool quick) {
     c.title = "a 2 s backing call blocking the loop (sync), awaited (async) or on a bounded pool (offload), "
               "up to 4,000 users";
     const int step_s = quick ? 1 : 15;
-    const int top_s = quick ? 5 : 30;
+    const int top_s = quick ? 4 : 30;
     for (const char* way : {"sync", "async", "offload"}) {
         variant_spec v;
         v.name = way;

@@ -8,7 +8,9 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
+#include <cstdlib>
 
 namespace hotpath::lab {
 
@@ -376,6 +378,64 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
     }
     problems.insert(problems.end(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
     return problems;
+}
+
+std::vector<finding> diagnose_stall_lines(std::string_view output) {
+    struct named {
+        std::string method, route;
+        std::uint64_t lines = 0;
+        double longest_ms = 0;
+        std::uint64_t loops = 0; // a bit per loop index below 64
+    };
+    std::vector<named> seen;
+    constexpr std::string_view stalled = " stalled ";
+    constexpr std::string_view in_handler = " ms in one turn, in the handler of ";
+    for (std::size_t at = 0; at < output.size();) {
+        auto end = output.find('\n', at);
+        if (end == std::string_view::npos) {
+            end = output.size();
+        }
+        const std::string_view line = output.substr(at, end - at);
+        at = end + 1;
+        constexpr std::string_view prefix = "hotpath: loop ";
+        const auto s = line.find(stalled);
+        const auto h = line.find(in_handler);
+        if (!line.starts_with(prefix) || s == std::string_view::npos || h == std::string_view::npos || h < s) {
+            continue;
+        }
+        const double ms = std::strtod(std::string(line.substr(s + stalled.size(), h - s - stalled.size())).c_str(), nullptr);
+        const unsigned loop = static_cast<unsigned>(std::strtoul(std::string(line.substr(prefix.size())).c_str(), nullptr, 10));
+        std::string_view rest = line.substr(h + in_handler.size()); // "GET /x: it blocked its thread ..."
+        const auto space = rest.find(' ');
+        const auto colon = rest.find(": ");
+        if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) {
+            continue;
+        }
+        const std::string method{rest.substr(0, space)};
+        const std::string route{rest.substr(space + 1, colon - space - 1)};
+        auto it = std::find_if(seen.begin(), seen.end(),
+                               [&](const named& n) { return n.method == method && n.route == route; });
+        if (it == seen.end()) {
+            seen.push_back({method, route});
+            it = seen.end() - 1;
+        }
+        ++it->lines;
+        it->longest_ms = std::max(it->longest_ms, ms);
+        if (loop < 64) {
+            it->loops |= std::uint64_t{1} << loop;
+        }
+    }
+    std::vector<finding> out;
+    for (const named& n : seen) {
+        const int loops = std::popcount(n.loops);
+        out.push_back({finding::kind::blocked_loop, true, n.method, n.route,
+                       fmt::format("{} {} held its loop: the service did not answer its report, and its stall "
+                                   "watchdog named this handler in {} line{} on {} loop{} (longest stall {}): it "
+                                   "blocks its thread, and every request on that loop waits",
+                                   n.method, n.route, thousands(n.lines), n.lines == 1 ? "" : "s", loops,
+                                   loops == 1 ? "" : "s", duration(n.longest_ms))});
+    }
+    return out;
 }
 
 } // namespace hotpath::lab

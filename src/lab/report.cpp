@@ -71,8 +71,7 @@ const char* metric_name(headline::metric m) {
 
 // A throughput ratio whose denominator had no success in its whole measured window: as if it had one, a lower
 // bound of the ratio (the true one is larger). nullopt when that does not apply.
-std::optional<double> lower_bound(const case_outcome& c) {
-    const headline& h = c.spec.judged_by;
+std::optional<double> lower_bound(const case_outcome& c, const headline& h) {
     const variant_outcome* n = find(c, h.numerator);
     const variant_outcome* d = find(c, h.denominator);
     if (h.what == headline::metric::p95 || n == nullptr || d == nullptr || figure(*d, h.what) > 0 ||
@@ -133,7 +132,17 @@ boost::json::object latency_json(const metrics::histogram& h) {
 } // namespace
 
 std::optional<double> headline_value(const case_outcome& c) {
-    const headline& h = c.spec.judged_by;
+    return headline_value(c, c.spec.judged_by);
+}
+
+headline original_headline(const headline& h) {
+    headline o = h;
+    o.numerator = original_name(h.numerator);
+    o.denominator = h.denominator.empty() ? "" : original_name(h.denominator);
+    return o;
+}
+
+std::optional<double> headline_value(const case_outcome& c, const headline& h) {
     const variant_outcome* n = find(c, h.numerator);
     if (n == nullptr) {
         return std::nullopt;
@@ -146,10 +155,31 @@ std::optional<double> headline_value(const case_outcome& c) {
         return std::nullopt;
     }
     if (figure(*d, h.what) <= 0) {
-        return lower_bound(c);
+        return lower_bound(c, h);
     }
     return figure(*n, h.what) / figure(*d, h.what);
 }
+
+namespace {
+
+void print_headline(std::FILE* out, const case_outcome& c, const headline& h, std::string_view prefix) {
+    const auto value = headline_value(c, h);
+    if (!value) {
+        return;
+    }
+    if (lower_bound(c, h)) {
+        fmt::print(out, "  {}{}: at least {:.0f}x ({} had no success in its {:.0f}s; counted as one); write-up: {}\n",
+                   prefix, headline_label(h), *value, h.denominator, seconds(find(c, h.denominator)->results.measured),
+                   h.write_up_text);
+    } else if (h.denominator.empty()) {
+        fmt::print(out, "  {}{}: {:.0f}; write-up: {} ({:.2f}x the write-up)\n", prefix, headline_label(h), *value,
+                   h.write_up_text, *value / h.write_up);
+    } else {
+        fmt::print(out, "  {}{}: {:.1f}x; write-up: {}\n", prefix, headline_label(h), *value, h.write_up_text);
+    }
+}
+
+} // namespace
 
 void print_verdict(std::FILE* out, const case_outcome& c) {
     fmt::print(out, "\n{}: {}\n", c.spec.name, c.spec.title);
@@ -204,26 +234,51 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
         }
     }
     const headline& h = c.spec.judged_by;
-    if (const auto value = headline_value(c)) {
-        if (lower_bound(c)) {
-            fmt::print(out, "  {}: at least {:.0f}x ({} had no success in its {:.0f}s; counted as one); write-up: {}\n",
-                       headline_label(h), *value, h.denominator, seconds(find(c, h.denominator)->results.measured),
-                       h.write_up_text);
-        } else if (h.denominator.empty()) {
-            fmt::print(out, "  {}: {:.0f}; write-up: {} ({:.2f}x the write-up)\n", headline_label(h), *value,
-                       h.write_up_text, *value / h.write_up);
-        } else {
-            fmt::print(out, "  {}: {:.1f}x; write-up: {}\n", headline_label(h), *value, h.write_up_text);
+    print_headline(out, c, h, "");
+    // The write-up's own system, measured here: the same figure, then hotpath's against it variant by variant.
+    const headline oh = original_headline(h);
+    if (find(c, oh.numerator) != nullptr) {
+        print_headline(out, c, oh, "on Kestrel, ");
+        for (const auto& v : c.variants) {
+            const variant_outcome* o = v.original ? nullptr : find(c, original_name(v.name));
+            if (o == nullptr) {
+                continue;
+            }
+            const double mine = figure(v, h.what);
+            const double theirs = figure(*o, h.what);
+            const bool latency = h.what == headline::metric::p95;
+            auto shown = [&](const variant_outcome& x, double f) {
+                return latency ? (x.results.latency.count() == 0 ? std::string("-") : load::format_duration_ns(f))
+                               : fmt::format("{:.1f}/s", f);
+            };
+            const bool both = latency ? v.results.latency.count() > 0 && o->results.latency.count() > 0
+                                      : mine > 0 && theirs > 0;
+            fmt::print(out, "  {}: hotpath {} vs Kestrel {}{}\n", v.name, shown(v, mine), shown(*o, theirs),
+                       !both ? std::string("")
+                       : latency
+                           ? fmt::format(" ({:.2f}x the time)", mine / theirs)
+                           : fmt::format(" ({:.2f}x the throughput)", mine / theirs));
         }
     }
     fmt::print(out, "  diagnosis (from the services' /debug/routes):\n");
+    std::string originals;
     for (const auto& v : c.variants) {
-        if (!v.scrape_error.empty()) {
+        if (v.original) {
+            originals += (originals.empty() ? "" : ", ") + v.name;
+            continue;
+        }
+        if (!v.scrape_error.empty() && v.diagnosis.empty()) {
             fmt::print(out, "    {}: no report after the load: {}\n", v.name, v.scrape_error);
+        } else if (!v.scrape_error.empty()) {
+            fmt::print(out, "    {}: no report after the load ({}); from its output:\n", v.name, v.scrape_error);
         }
         for (const auto& f : v.diagnosis) {
             fmt::print(out, "    {}: {}{}\n", v.name, f.problem ? "" : "(ok) ", f.text);
         }
+    }
+    if (!originals.empty()) {
+        fmt::print(out, "    {}: the write-up's own services report nothing of themselves: their figures are the "
+                        "load's\n", originals);
     }
     for (const auto& s : c.shared) {
         if (!s.scrape_error.empty()) {
@@ -297,7 +352,13 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
     } else {
         head["value"] = nullptr;
     }
-    head["lower_bound"] = lower_bound(c).has_value();
+    head["lower_bound"] = lower_bound(c, h).has_value();
+    // The same figure over the originals on Kestrel, where they ran (null otherwise).
+    if (const auto original = headline_value(c, original_headline(h))) {
+        head["original_value"] = *original;
+    } else {
+        head["original_value"] = nullptr;
+    }
     head["write_up"] = h.write_up;
     head["write_up_text"] = h.write_up_text;
     doc["headline"] = std::move(head);

@@ -13,6 +13,10 @@ namespace hotpath::lab {
 // or a p95's denominator is 0. A throughput whose denominator had no success at all gives a lower bound: the
 // numerator's figure over one success in the denominator's measured window (result.json says "lower_bound").
 std::optional<double> headline_value(const case_outcome& c);
+// The same for any headline over the case's variants (e.g. original_headline(c.spec.judged_by)).
+std::optional<double> headline_value(const case_outcome& c, const headline& h);
+// The headline over the variants' originals on Kestrel (original_name of its numerator and denominator).
+headline original_headline(const headline& h);
 
 // One screen: the variants side by side (p50/p95/p99, requests/s, errors), the headline next to the write-up's,
 // and the diagnosis lines.

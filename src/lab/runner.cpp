@@ -283,6 +283,8 @@ struct lab_run {
             }
             if (!scrape(*target, vo.routes_json, vo.diagnosis, vo.scrape_error)) {
                 say(fmt::format("{}/{}: no report from {}: {}", c.name, v.name, target->name, vo.scrape_error));
+                // A service too busy to answer may still have said why on its output (the stall watchdog).
+                vo.diagnosis = diagnose_stall_lines(target->last_output());
             }
             if (!v.serve.empty()) {
                 services.stop(target);

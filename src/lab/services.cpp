@@ -287,7 +287,7 @@ service* service_set::spawn(const std::string& name, const std::vector<std::stri
     s.name = name;
     s.pid = pid;
     s.output = output;
-    s.tail = std::make_shared<std::string>();
+    s.tail = std::make_shared<service::output_tail>();
     return &s;
 }
 
@@ -295,7 +295,7 @@ namespace {
 
 // Drains a child's output until it ends (EOF when the child is gone), keeping its last few KiB in `tail`.
 void start_drain(service& s) {
-    constexpr std::size_t keep = 4096;
+    constexpr std::size_t keep = 16384;
     s.drain = std::thread([fd = s.output, tail = s.tail] {
         char buffer[4096];
         for (;;) {
@@ -306,9 +306,10 @@ void start_drain(service& s) {
             if (n <= 0) {
                 return;
             }
-            tail->append(buffer, static_cast<std::size_t>(n));
-            if (tail->size() > 2 * keep) {
-                tail->erase(0, tail->size() - keep);
+            const std::lock_guard hold(tail->lock);
+            tail->text.append(buffer, static_cast<std::size_t>(n));
+            if (tail->text.size() > 2 * keep) {
+                tail->text.erase(0, tail->text.size() - keep);
             }
         }
     });
@@ -397,6 +398,18 @@ const service* service_set::start_peer(const std::string& name, const std::vecto
     started->hotpath = false;
     start_drain(*started);
     return wait_ready(*started, ready_path, true, deadline, why);
+}
+
+std::string service::last_output() const {
+    if (!tail) {
+        return {};
+    }
+    const std::lock_guard hold(tail->lock);
+    std::string_view text = tail->text;
+    if (const auto first = text.find('\n'); text.size() > 16384 && first != std::string_view::npos) {
+        text.remove_prefix(first + 1); // the first line may have lost its start
+    }
+    return std::string(text);
 }
 
 std::uint16_t free_loopback_port() {

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <list>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <sys/types.h>
@@ -44,7 +45,13 @@ struct service {
     int output = -1; // the read end of its stdout and stderr
     bool hotpath = true; // false for a peer: no /debug/routes, no /metrics of ours
     std::thread drain;
-    std::shared_ptr<std::string> tail; // its last output, written by `drain` until it ends
+    struct output_tail {
+        std::mutex lock;
+        std::string text;
+    };
+    std::shared_ptr<output_tail> tail; // its last output (a few KiB), written by `drain` until it ends
+    // What it wrote last, whole lines (thread-safe).
+    std::string last_output() const;
     std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
 

@@ -98,17 +98,38 @@ TEST(cases_test, every_variant_plans_and_every_headline_names_variants) {
     }
 }
 
-// `lab all --quick` must stay under 3 minutes on 2 cores: its loads take at most 150 s, leaving the rest for
-// services starting and stopping (a blocked sync server's stop, a scrape it does not answer).
+// `lab all --quick` must stay under 3 minutes on 2 cores, the .NET originals included: its loads take at most
+// 130 s, leaving the rest for services starting and stopping (a blocked sync server's stop, a scrape it does not
+// answer, Kestrel's start-up). Measured: 2 min 58 s with 148 s of loads, so 130 s keeps a margin.
 TEST(cases_test, quick_loads_fit_the_three_minutes) {
     double total = 0;
     for (const auto& c : plan("all", true)) {
         for (const auto& v : c.variants) {
             const auto p = load_plan(v);
-            total += p.requests > 0 ? static_cast<double>(p.requests) / 8000.0 : seconds(p.total_time());
+            const double once = p.requests > 0 ? static_cast<double>(p.requests) / 8000.0 : seconds(p.total_time());
+            total += v.original ? 2 * once : once;
         }
     }
-    EXPECT_LT(total, 150);
+    EXPECT_LT(total, 130);
+}
+
+// Quick runs load the originals of the headline's variants alone; full runs load every variant's.
+TEST(cases_test, originals_run_for_the_headline_when_quick_and_for_every_variant_otherwise) {
+    for (const bool quick : {false, true}) {
+        for (const auto& c : plan("all", quick)) {
+            for (const auto& v : c.variants) {
+                const bool in_headline = v.name == c.judged_by.numerator || v.name == c.judged_by.denominator;
+                EXPECT_EQ(v.original.has_value(), !quick || in_headline) << c.name << "/" << v.name;
+                if (v.original) {
+                    EXPECT_FALSE(v.original->program.empty());
+                    const bool has_port = std::any_of(v.original->args.begin(), v.original->args.end(),
+                                                      [](const std::string& a) { return a.find("{port}") != a.npos; });
+                    EXPECT_TRUE(has_port) << c.name << "/" << v.name << ": the lab chooses the original's port";
+                }
+            }
+        }
+    }
+    EXPECT_EQ(original_name("sequential"), "sequential (Kestrel)");
 }
 
 TEST(cases_test, freight_ramps_to_240_then_480_users_on_both_variants) {

@@ -234,6 +234,32 @@ TEST(diagnosis_test, the_difference_of_two_reports_is_the_window) {
     EXPECT_EQ(w.server.refused_in_flight, 0u);
 }
 
+// A service whose loops are all held cannot answer its report; its stall watchdog's lines name the handler.
+TEST(diagnosis_test, stall_lines_name_the_route_that_held_its_loops) {
+    const std::string output =
+        "hotpath: serving things on http://127.0.0.1:4000 with 2 event loops on io_uring (Ctrl-C stops)\n"
+        "hotpath: loop 0 stalled 2001 ms in one turn, in the handler of POST /render/{page}: it blocked its thread "
+        "or computed too long\n"
+        "hotpath: loop 1 stalled 1500 ms in one turn, outside any handler (in the loop's own work, or a handler "
+        "resumed by an awaitable of its own)\n"
+        "hotpath: loop 1 stalled 2400 ms in one turn, in the handler of POST /render/{page}: it blocked its thread "
+        "or computed too long; stack (addr2line -Cfpe x): 0x1 0x2\n"
+        "hotpath: loop 0 stalled 2003 ms in one turn, in the handler of POST /render/{page}: it blocked\n"
+        "hotpath: loop 0 stalled 30 ms in one turn, in the handler of GET /list: it blocked its thread\n"
+        "hotpath: loop 0 stalled 12";
+    const auto found = diagnose_stall_lines(output);
+    ASSERT_EQ(found.size(), 2u);
+    EXPECT_EQ(found[0].what, finding::kind::blocked_loop);
+    EXPECT_TRUE(found[0].problem);
+    EXPECT_EQ(found[0].method, "POST");
+    EXPECT_EQ(found[0].route, "/render/{page}");
+    EXPECT_NE(found[0].text.find("3 lines on 2 loops"), std::string::npos) << found[0].text;
+    EXPECT_NE(found[0].text.find("2.40s"), std::string::npos) << found[0].text;
+    EXPECT_EQ(found[1].route, "/list");
+    EXPECT_TRUE(diagnose_stall_lines("hotpath: serving x\nnothing else\n").empty());
+    EXPECT_TRUE(diagnose_stall_lines("").empty());
+}
+
 TEST(diagnosis_test, not_a_report_is_refused_with_a_reason) {
     std::string why;
     EXPECT_FALSE(parse_route_report("[1,2]", why).has_value());
