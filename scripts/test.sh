@@ -24,15 +24,15 @@ ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:ha
 
 if command -v clang++-14 >/dev/null 2>&1; then
     # The suites with more than one thread (loops, posts from other threads, the blocking pool and the profile
-    # service offloading to it, the file store's pool, load workers).
+    # service offloading to it, the file store's pool, load workers, the lab's threads draining its children).
     echo "== ThreadSanitizer build and the multi-threaded suites"
     cmake --preset tsan >/dev/null
     cmake --build --preset tsan -j "$JOBS" --target net_test server_test client_test load_test core_test profile_test \
-        storage_test
+        storage_test lab_test
     # Less the one test that times a reader against the minimum response rate: under TSan's slowdown it failed
     # once (uring) in three runs of the suite; it runs in the release and ASan stages.
     TSAN_OPTIONS=halt_on_error=1 ctest --preset tsan -j "$JOBS" \
-        -R '^(uring|epoll)\.|^(concurrency_test|http_date_test|plan_test|options_test|load_test|load_json|scenario_test|storage_test|small_storage_test)\.' \
+        -R '^(uring|epoll)\.|^(concurrency_test|http_date_test|plan_test|options_test|load_test|load_json|scenario_test|storage_test|small_storage_test|LabServices)\.' \
         -E 'reading_below_the_minimum_rate'
 fi
 

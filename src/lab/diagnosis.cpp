@@ -389,7 +389,7 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
     };
     std::vector<named> seen;
     constexpr std::string_view stalled = " stalled ";
-    constexpr std::string_view in_handler = " ms in one turn, in the handler of ";
+    constexpr std::string_view in_handler = " in one turn, in the handler of "; // "2001 ms" or "2001 ms so far"
     for (std::size_t at = 0; at < output.size();) {
         auto end = output.find('\n', at);
         if (end == std::string_view::npos) {
@@ -403,7 +403,8 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
         if (!line.starts_with(prefix) || s == std::string_view::npos || h == std::string_view::npos || h < s) {
             continue;
         }
-        const double ms = std::strtod(std::string(line.substr(s + stalled.size(), h - s - stalled.size())).c_str(), nullptr);
+        const double ms = std::strtod(std::string(line.substr(s + stalled.size(), h - s - stalled.size())).c_str(),
+                                      nullptr); // "2001 ms so far": strtod stops at the unit
         const unsigned loop = static_cast<unsigned>(std::strtoul(std::string(line.substr(prefix.size())).c_str(), nullptr, 10));
         std::string_view rest = line.substr(h + in_handler.size()); // "GET /x: it blocked its thread ..."
         const auto space = rest.find(' ');

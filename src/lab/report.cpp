@@ -260,7 +260,7 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
                            : fmt::format(" ({:.2f}x the throughput)", mine / theirs));
         }
     }
-    fmt::print(out, "  diagnosis (from the services' /debug/routes):\n");
+    fmt::print(out, "  diagnosis (from what the services report: /debug/routes, else their stall lines):\n");
     std::string originals;
     for (const auto& v : c.variants) {
         if (v.original) {

@@ -53,10 +53,15 @@ void watchdog::look(watched& w, std::int64_t now_ns) {
     if (w.flagged_since == 0) {
         w.flagged_since = since;
         w.seen_ns = now_ns - since;
+        w.told_ns = w.seen_ns;
         report_(w.l->index(), std::chrono::nanoseconds{w.seen_ns}, false);
         return;
     }
     w.seen_ns = now_ns - since;
+    if (w.seen_ns - w.told_ns >= std::chrono::nanoseconds{still_every}.count()) {
+        w.told_ns = w.seen_ns;
+        report_(w.l->index(), std::chrono::nanoseconds{w.seen_ns}, false); // still stalled
+    }
 }
 
 } // namespace hotpath::net

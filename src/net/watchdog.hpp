@@ -19,7 +19,9 @@ class watchdog {
 public:
     // What the watchdog tells of a stall, on its own thread: `loop` has been in one turn for `length`; `ended`
     // says the turn is over (length is then the turn's whole length when the loop recorded it, else the last
-    // seen). Called once when the stall begins (not ended), once when it ends.
+    // seen). Called once when the stall begins (not ended), again (not ended, with the length so far) each
+    // `still_every` it goes on, so that a loop held for minutes is told of while it is held, and once when it ends.
+    static constexpr std::chrono::seconds still_every{1};
     using report_fn = std::function<void(unsigned loop, std::chrono::nanoseconds length, bool ended)>;
 
     // Watches `loops` (which must outlive it) every threshold / 2 (at least every millisecond).
@@ -35,6 +37,7 @@ private:
         const loop* l = nullptr;
         std::int64_t flagged_since = 0; // working_since_ns of the stalled turn, 0 when none
         std::int64_t seen_ns = 0;       // the stall's length at the latest look
+        std::int64_t told_ns = 0;       // the stall's length when last told
     };
     void run();
     void look(watched& w, std::int64_t now_ns);

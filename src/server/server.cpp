@@ -72,10 +72,46 @@ struct server::impl {
     std::unique_ptr<net::watchdog> watchdog;             // after the workers: stopped before they go
     std::vector<net::clock::time_point> last_stall_line; // per loop, on the watchdog's thread
     std::vector<std::uint32_t> stalled_handler;          // per loop: the handler running when its stall began
+    std::vector<std::uint8_t> in_stall;                  // per loop: told of a stall that has not ended
+
+    // The handler a loop's stall is named for, as its line says it.
+    std::string stall_culprit(std::uint32_t h) const {
+        const auto& keys = routes.route_keys();
+        return h < keys.size() ? "in the handler of " + keys[h].method + " " + keys[h].pattern +
+                                     ": it blocked its thread or computed too long"
+                               : "outside any handler (in the loop's own work, or a handler resumed by an "
+                                 "awaitable of its own)";
+    }
+
+    void write_stall_line(const std::string& line) {
+        if (options.log_line) {
+            options.log_line(line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+    }
+
+    // On the watchdog's thread: a stall that goes on (a loop that never ends its turn, such as one working through
+    // a queue of blocking handlers, would otherwise be told of only when it is over, minutes later).
+    void still_stalled(unsigned index, std::chrono::nanoseconds length) {
+        const auto now = net::clock::now();
+        if (now - last_stall_line[index] < std::chrono::seconds{1}) {
+            return;
+        }
+        last_stall_line[index] = now;
+        write_stall_line("hotpath: loop " + std::to_string(index) + " stalled " +
+                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(length).count()) +
+                         " ms so far in one turn, " + stall_culprit(stalled_handler[index]));
+    }
 
     // On the watchdog's thread.
     void on_stall(unsigned index, std::chrono::nanoseconds length, bool ended) {
         worker& w = *workers[index];
+        if (!ended && in_stall[index] != 0) {
+            still_stalled(index, length); // the same stall, still going on
+            return;
+        }
+        in_stall[index] = ended ? 0 : 1;
         if (!ended) {
             // Named only when set in the stalled turn: the handler whose code ran last in it.
             const std::uint64_t running = w.running_handler.load(std::memory_order_relaxed);
@@ -104,26 +140,16 @@ struct server::impl {
             return; // one line per loop per second at most; the metrics count them all
         }
         last_stall_line[index] = now;
-        const std::uint32_t h = stalled_handler[index];
-        const auto& keys = routes.route_keys();
         std::string line = "hotpath: loop " + std::to_string(index) + " stalled " +
                            std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(length).count()) +
-                           " ms in one turn, ";
-        line += h < keys.size() ? "in the handler of " + keys[h].method + " " + keys[h].pattern +
-                                      ": it blocked its thread or computed too long"
-                                : "outside any handler (in the loop's own work, or a handler resumed by an "
-                                  "awaitable of its own)";
+                           " ms in one turn, " + stall_culprit(stalled_handler[index]);
         if (options.stall_backtraces) {
             const std::string frames = w.sampler.frames();
             if (!frames.empty()) {
                 line += "; stack (addr2line -Cfpe " + net::stack_sampler::program_path() + "): " + frames;
             }
         }
-        if (options.log_line) {
-            options.log_line(line);
-        } else {
-            std::fprintf(stderr, "%s\n", line.c_str());
-        }
+        write_stall_line(line);
     }
 
     enum class admission : std::uint8_t { serve, refuse, close };
@@ -284,6 +310,7 @@ result<void> server::start() {
         }
         s.last_stall_line.assign(s.workers.size(), net::clock::time_point{});
         s.stalled_handler.assign(s.workers.size(), worker::no_handler);
+        s.in_stall.assign(s.workers.size(), 0);
         s.watchdog = std::make_unique<net::watchdog>(
             std::move(loops), s.options.stall_threshold,
             [&s](unsigned index, std::chrono::nanoseconds length, bool ended) { s.on_stall(index, length, ended); });

@@ -244,7 +244,7 @@ TEST(diagnosis_test, stall_lines_name_the_route_that_held_its_loops) {
         "resumed by an awaitable of its own)\n"
         "hotpath: loop 1 stalled 2400 ms in one turn, in the handler of POST /render/{page}: it blocked its thread "
         "or computed too long; stack (addr2line -Cfpe x): 0x1 0x2\n"
-        "hotpath: loop 0 stalled 2003 ms in one turn, in the handler of POST /render/{page}: it blocked\n"
+        "hotpath: loop 0 stalled 2003 ms so far in one turn, in the handler of POST /render/{page}: it blocked\n"
         "hotpath: loop 0 stalled 30 ms in one turn, in the handler of GET /list: it blocked its thread\n"
         "hotpath: loop 0 stalled 12";
     const auto found = diagnose_stall_lines(output);

@@ -777,6 +777,33 @@ TEST(watchdog_test, a_blocked_turn_is_a_stall_sleep_and_short_turns_are_not) {
     EXPECT_EQ(reports[1].loop, 0u);
 }
 
+// A turn held for 2.3 s is told of when seen, again each second it goes on (a loop working through a queue of
+// blocking handlers never ends its turn: without these it is told of minutes later), and once when over.
+TEST(watchdog_test, a_long_stall_is_told_of_each_second_while_it_goes_on) {
+    running_loop l;
+    l.start();
+    std::mutex m;
+    std::vector<stall_report> reports;
+    net::watchdog dog({&l.get()}, 25ms, [&](unsigned index, std::chrono::nanoseconds length, bool ended) {
+        const std::lock_guard lock(m);
+        reports.push_back({index, length, ended});
+    });
+    l.call([] { std::this_thread::sleep_for(2300ms); });
+    ASSERT_TRUE(eventually([&] {
+        const std::lock_guard lock(m);
+        return !reports.empty() && reports.back().ended;
+    }));
+    const std::lock_guard lock(m);
+    ASSERT_EQ(reports.size(), 4u); // begins, still at ~1 s, still at ~2 s, ends
+    for (std::size_t i = 0; i + 1 < reports.size(); ++i) {
+        EXPECT_FALSE(reports[i].ended);
+        EXPECT_LT(reports[i].length, reports[i + 1].length);
+    }
+    EXPECT_GE(reports[1].length, 1s);
+    EXPECT_GE(reports[2].length, 2s);
+    EXPECT_GE(reports[3].length, 2300ms);
+}
+
 TEST(loop_test, turns_are_counted_for_a_watchdog) {
     running_loop l;
     l.start();
