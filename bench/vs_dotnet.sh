@@ -9,18 +9,25 @@
 # of examples/freight/quote.toml (~7.5 % answering 404) posted by `hotpath load` (closed model for requests per
 # CPU-second, FREIGHT_RATE req/s for p50/p99), as bench/freight.sh loads hotpath's, each server first warmed up
 # for FREIGHT_WARMUP (Kestrel's lean quote costs a third less CPU after 30 s of load than after 2 s: the JIT's
-# tiers). Case 4 comes once hotpath serves the profile endpoint (peers/dotnet/profile is its original).
-# Env: CASES ("3 5 1 2") DURATION (10s) RUNS (3) CONNECTIONS (64) RATE (5000) FREIGHT_RATE (2000)
-#      FREIGHT_WARMUP (30s) AB_REQUESTS (100000) HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
+# tiers).
+# Case 4: the write-up's step load (closed model, 250 -> 500 -> 1000 -> 2000 -> 4000 users, each step STEP4 long, the
+# request timeout TIMEOUT4) against GET /profile/{sync,async,offload}/42 with a 2 s backing call, a fresh server per
+# endpoint; per step: answers/s, errors/s (timeouts, failed connections, 503s) and the mean latency of the answers. hotpath
+# as bench/profile.sh runs it (4 loops, 32 blocking threads, queue 64) under ulimit -v; Kestrel as it comes, its GC
+# heap capped at 2 GB (DOTNET_GCHeapHardLimit: ulimit -v does not suit a runtime that reserves 256 GB up front).
+# Env: CASES ("3 5 1 2 4") DURATION (10s) RUNS (3) CONNECTIONS (64) RATE (5000) FREIGHT_RATE (2000)
+#      FREIGHT_WARMUP (30s) AB_REQUESTS (100000) STEP4 (15s) TIMEOUT4 (10s)
+#      HOTPATH (build/release/hotpath) PEERS (build/peers) OUT (append Markdown).
 # Example: CASES=3 DURATION=3s RUNS=1 bash bench/vs_dotnet.sh
 set -euo pipefail
 
 # --- settings and tool checks -------------------------------------------------------------
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-CASES=${CASES:-"3 5 1 2"} DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
+CASES=${CASES:-"3 5 1 2 4"} DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
 RATE=${RATE:-5000} FREIGHT_RATE=${FREIGHT_RATE:-2000} FREIGHT_WARMUP=${FREIGHT_WARMUP:-30s} AB_REQUESTS=${AB_REQUESTS:-100000} OUT=${OUT:-}
+STEP4=${STEP4:-15s} TIMEOUT4=${TIMEOUT4:-10s} STEP4=${STEP4%s}
 HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} PEERS=${PEERS:-$ROOT/build/peers}
-CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE FREIGHT_RATE=$FREIGHT_RATE FREIGHT_WARMUP=$FREIGHT_WARMUP $0"
+CMDLINE="CASES=\"$CASES\" DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS RATE=$RATE FREIGHT_RATE=$FREIGHT_RATE FREIGHT_WARMUP=$FREIGHT_WARMUP STEP4=${STEP4}s TIMEOUT4=$TIMEOUT4 $0"
 for tool in wrk ab taskset getconf awk sort python3 g++ du; do
   command -v "$tool" >/dev/null || { echo "vs_dotnet: missing tool: $tool" >&2; exit 2; }
 done
@@ -31,15 +38,16 @@ if ! command -v dotnet >/dev/null; then
 fi
 for c in $CASES; do
   case $c in
-    1) need="weather aggregator" ;; 2) need=freight ;; 3) need=platform ;; 5) need=avatar ;;
-    4) echo "vs_dotnet: case 4 comes once hotpath serves the profile endpoint (its .NET original is peers/dotnet/profile)" >&2
-       exit 2 ;;
-    *) echo "vs_dotnet: no such case: $c (cases 1, 2, 3 and 5)" >&2; exit 2 ;;
+    1) need="weather aggregator" ;; 2) need=freight ;; 3) need=platform ;; 4) need=profile ;; 5) need=avatar ;;
+    *) echo "vs_dotnet: no such case: $c (cases 1 to 5)" >&2; exit 2 ;;
   esac
   for p in $need; do
     [[ -x $PEERS/$p/$p ]] || { echo "vs_dotnet: $PEERS/$p/$p not built: run scripts/build-peers.sh" >&2; exit 2; }
   done
 done
+if [[ " $CASES " == *" 4 "* ]] && (( $(ulimit -n) < 9000 )); then
+  ulimit -n 9000 2>/dev/null || { echo "vs_dotnet: case 4 needs ulimit -n 9000 (4,000 connections each side)" >&2; exit 2; }
+fi
 TCK=$(getconf CLK_TCK)
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
@@ -204,6 +212,54 @@ case1() {
   stop_pid "$wpid"; forget_pid "$wpid"
 }
 
+# --- case 4: synchronous I/O under the write-up's step load ------------------------------------
+STEP4_USERS="250 500 1000 2000 4000"
+# case4 SIDE: each endpoint against a fresh server; per step figures recorded as c4-WAY-USERS
+case4() {
+  local side=$1 way port url stages="" u status
+  for u in $STEP4_USERS; do stages+="${stages:+, }vus=$u:${STEP4}s"; done
+  for way in sync async offload; do
+    port=$(free_port)
+    url="http://127.0.0.1:$port/profile/$way/42"
+    log "  $side /profile/$way: $stages (timeout $TIMEOUT4)"
+    if [[ $side == hotpath ]]; then
+      (ulimit -v 4194304; exec taskset -c 0 "$HOTPATH" serve profile --port "$port" --threads 4 --delay 2s \
+        --blocking-threads 32 --blocking-queue 64) >"$TMP/server.log" 2>&1 &
+    else
+      DOTNET_GCHeapHardLimit=0x80000000 taskset -c 0 "$PEERS/profile/profile" --urls "http://127.0.0.1:$port" \
+        --delay 2000 >"$TMP/server.log" 2>&1 &
+    fi
+    LAST_PID=$!
+    PIDS+=("$LAST_PID")
+    wait_ready "http://127.0.0.1:$port/profile/async/x" # a 404 at once: it answers
+    (ulimit -v 4194304; exec taskset -c 1 "$HOTPATH" load "$url" -t 1 --stages "$stages" --timeout "$TIMEOUT4" -q \
+      --json "$TMP/c4.json") >"$TMP/c4.load" 2>&1 || true # requests that all fail still give their figures
+    [[ -s $TMP/c4.json ]] || { echo "vs_dotnet: the load against $side $way failed:" >&2; cat "$TMP/c4.load" >&2; exit 1; }
+    kill -0 "$LAST_PID" 2>/dev/null || { echo "vs_dotnet: the $side $way server exited during the load" >&2; exit 1; }
+    record "$side" "c4-$way" peak_kb "$(hwm_kb "$LAST_PID")"
+    record "$side" "c4-$way" threads "$(awk '/^Threads:/ {print $2}' "/proc/$LAST_PID/status")"
+    # A blocked server drains its backlog for minutes: stopped hard after 5 s (stop_pid).
+    stop_last
+    python3 - "$TMP/c4.json" "$STEP4" "$side" "$way" $STEP4_USERS >>"$TMP/res" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1])); step = int(sys.argv[2]); side, way = sys.argv[3], sys.argv[4]
+secs = d["seconds"]
+for k, users in enumerate(sys.argv[5:]):
+    window = secs[k * step:(k + 1) * step]
+    n = sum(s["responses"] for s in window); err = sum(s["errors"] for s in window)
+    weighted = sum(s["latency"]["mean_us"] * s["latency"]["count"] for s in window)
+    answered = sum(s["latency"]["count"] for s in window)
+    print(f"{side} c4-{way}-{users} rps {n / step:.1f}")
+    print(f"{side} c4-{way}-{users} errps {err / step:.1f}")
+    print(f"{side} c4-{way}-{users} mean_ms {weighted / answered / 1000:.0f}" if answered else f"{side} c4-{way}-{users} mean_ms -")
+# Totals of the whole run: requests that timed out, and connects that failed (counted apart from requests: a
+# server that stops accepting leaves its users waiting on connects, which time out with the request timeout).
+print(f"{side} c4-{way} timeouts {d['errors']['timeout']}")
+print(f"{side} c4-{way} connect_fail {d['connect_failures']}")
+PY
+  done
+}
+
 # --- the runs -------------------------------------------------------------------------------
 for ((run = 1; run <= RUNS; run++)); do
   if ((run % 2)); then sides="hotpath dotnet"; else sides="dotnet hotpath"; fi
@@ -221,6 +277,10 @@ for ((run = 1; run <= RUNS; run++)); do
           log "run $run/$RUNS: case 2, $side freight lean and churn (examples/freight/quote.toml)"
           measure_freight "$side" lean
           measure_freight "$side" churn ;;
+        4)
+          ((run == 1)) || continue # minutes per side: once is enough
+          log "run $run/$RUNS: case 4, $side profile sync, async, offload (5 steps of ${STEP4}s)"
+          case4 "$side" ;;
         1)
           ((run == 1)) || continue # 35 s per strategy: once is enough
           log "run $run/$RUNS: case 1, $side weather + aggregator"
@@ -249,6 +309,20 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
         printf '%-11s %-14s %10s %10s %6s\n' aggregator "p95_ms $s" "$h" "$d" "$(ratio "$h" "$d")"
       done
     fi
+    if [[ $c == 4 ]]; then
+      for way in sync async offload; do
+        for u in $STEP4_USERS; do
+          for m in rps errps mean_ms; do
+            h=$(value hotpath "c4-$way-$u" "$m"); d=$(value dotnet "c4-$way-$u" "$m")
+            printf '%-11s %-14s %10s %10s %6s\n' "$way" "$m@$u" "$h" "$d" "$(ratio "$h" "$d")"
+          done
+        done
+        for m in timeouts connect_fail peak_kb threads; do
+          h=$(value hotpath "c4-$way" "$m"); d=$(value dotnet "c4-$way" "$m")
+          printf '%-11s %-14s %10s %10s %6s\n' "$way" "$m" "$h" "$d" "$(ratio "$h" "$d")"
+        done
+      done
+    fi
   done
   for svc in platform avatar freight; do
     [[ -d $PEERS/$svc ]] || continue
@@ -262,6 +336,13 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || b == 0) p
   if [[ " $CASES " == *" 2 "* ]]; then
     echo "freight: examples/freight/quote.toml's carts by hotpath load -t1 -c$CONNECTIONS after $FREIGHT_WARMUP (closed: rps, rpcpu; errors ="
     echo "responses not 200/404), p50/p99 at $FREIGHT_RATE req/s from the scheduled send; one table (hotpath freight init)"
+  fi
+  if [[ " $CASES " == *" 4 "* ]]; then
+    echo "profile (case 4): GET /profile/WAY/42 with a 2 s backing call; hotpath load -t1 closed model, steps of ${STEP4}s at"
+    echo "$STEP4_USERS users, --timeout $TIMEOUT4; per step (X@USERS): rps = answers/s (503s included), errps = errors/s"
+    echo "(timeouts, failed connections and answers other than 2xx, such as 503s), mean_ms of the answers (503s included);"
+    echo "timeouts and connect_fail: totals of the run (failed connects are not in errps); peak_kb and threads of the"
+    echo "server at the end; sync and offload stopped hard 5 s after the load (a backlog)"
   fi
   echo "dotnet: $(dotnet --version 2>/dev/null), runtime $(dotnet --list-runtimes 2>/dev/null | awk '/AspNetCore/ {print $2}' | tail -1)"
 } | tee "$TMP/table"
