@@ -1,6 +1,8 @@
 // Two lab runs side by side: read both sides, pair cases and variants, judge each change against the noise.
 #include "lab/compare.hpp"
 
+#include "lab/html_report.hpp"
+
 #include "load/report.hpp"
 
 #include <boost/json.hpp>
@@ -123,28 +125,6 @@ std::string change_text(const figure_change& f) {
     return f.change ? fmt::format("{:+.1f} %", *f.change * 100) : std::string("-");
 }
 
-std::string escape(std::string_view s) {
-    std::string out;
-    for (const char c : s) {
-        switch (c) {
-        case '&':
-            out += "&amp;";
-            break;
-        case '<':
-            out += "&lt;";
-            break;
-        case '>':
-            out += "&gt;";
-            break;
-        case '"':
-            out += "&quot;";
-            break;
-        default:
-            out += c;
-        }
-    }
-    return out;
-}
 
 // Two bars, old above new, scaled to the larger.
 std::string bars(const figure_change& f) {
@@ -154,7 +134,7 @@ std::string bars(const figure_change& f) {
     return fmt::format(R"(<svg width="164" height="22" role="img" aria-label="old {} new {}">)"
                        R"(<rect class="old" x="0" y="1" width="{:.1f}" height="9"/>)"
                        R"(<rect class="new" x="0" y="12" width="{:.1f}" height="9"/></svg>)",
-                       escape(show(f, f.old_value)), escape(show(f, f.new_value)), w_old, w_new);
+                       escape_html(show(f, f.old_value)), escape_html(show(f, f.new_value)), w_old, w_new);
 }
 
 std::string row_name(const variant_change& r) {
@@ -299,7 +279,7 @@ rect.old { fill: var(--old); } rect.new { fill: var(--new); }
 </style></head><body>
 )";
     h += fmt::format("<h1>hotpath lab compare</h1>\n<p>old: <code>{}</code><br>new: <code>{}</code></p>\n",
-                     escape(old_side.source), escape(new_side.source));
+                     escape_html(old_side.source), escape_html(new_side.source));
     h += fmt::format("<p class=\"muted\">Differences under {:.0f} % are not meaningful from one run of each on a "
                      "shared machine; larger ones are marked faster or slower. Bars: old (grey) above new.</p>\n",
                      c.noise * 100);
@@ -312,17 +292,18 @@ rect.old { fill: var(--old); } rect.new { fill: var(--new); }
             std::replace(css.begin(), css.end(), ' ', '-');
             h += fmt::format("<tr><td>{}</td><td class=\"fig\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
                              "<td class=\"verdict {}\">{}</td></tr>\n",
-                             first ? escape(row_name(r)) : "", escape(f.name), escape(show(f, f.old_value)),
-                             escape(show(f, f.new_value)), escape(change_text(f)), bars(f), css, escape(f.verdict));
+                             first ? escape_html(row_name(r)) : "", escape_html(f.name),
+                             escape_html(show(f, f.old_value)), escape_html(show(f, f.new_value)),
+                             escape_html(change_text(f)), bars(f), css, escape_html(f.verdict));
             first = false;
         }
     }
     h += "</table>\n";
     for (const auto& s : c.only_old) {
-        h += fmt::format("<p>only in old: {}</p>\n", escape(s));
+        h += fmt::format("<p>only in old: {}</p>\n", escape_html(s));
     }
     for (const auto& s : c.only_new) {
-        h += fmt::format("<p>only in new: {}</p>\n", escape(s));
+        h += fmt::format("<p>only in new: {}</p>\n", escape_html(s));
     }
     h += "</body></html>\n";
     return h;

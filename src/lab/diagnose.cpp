@@ -84,6 +84,25 @@ scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
     return scrape_status::ok;
 }
 
+// The one line and exit code of a scrape that failed: 1 for a service down or overloaded, 2 for one that is not
+// hotpath. `down_words` says how it is down ("nothing answers at", before; "it stopped answering:", after).
+int scrape_failed(scrape_status st, const std::string& base, std::string_view down_words, const std::string& why,
+                  std::FILE* err) {
+    switch (st) {
+    case scrape_status::down:
+        fmt::print(err, "hotpath: lab diagnose: {} {}: {}\n", down_words, base, why);
+        return 1;
+    case scrape_status::not_hotpath:
+        fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
+        return 2;
+    case scrape_status::overloaded:
+    case scrape_status::ok:
+        break;
+    }
+    fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
+    return 1;
+}
+
 // Waits `length`, or until SIGINT/SIGTERM; false when interrupted.
 bool watch(std::chrono::nanoseconds length) {
     const auto until = std::chrono::steady_clock::now() + length;
@@ -144,18 +163,8 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
 
     route_report before;
     const std::string base = fmt::format("http://127.0.0.1:{}", port);
-    switch (scrape(port, before, why)) {
-    case scrape_status::ok:
-        break;
-    case scrape_status::down:
-        fmt::print(err, "hotpath: lab diagnose: nothing answers at {}: {}\n", base, why);
-        return 1;
-    case scrape_status::overloaded:
-        fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
-        return 1;
-    case scrape_status::not_hotpath:
-        fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
-        return 2;
+    if (const auto st = scrape(port, before, why); st != scrape_status::ok) {
+        return scrape_failed(st, base, "nothing answers at", why, err);
     }
 
     std::string how;
@@ -197,18 +206,8 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     }
 
     route_report after;
-    switch (scrape(port, after, why)) {
-    case scrape_status::ok:
-        break;
-    case scrape_status::down:
-        fmt::print(err, "hotpath: lab diagnose: {} stopped answering: {}\n", base, why);
-        return 1;
-    case scrape_status::overloaded:
-        fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
-        return 1;
-    case scrape_status::not_hotpath:
-        fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
-        return 2;
+    if (const auto st = scrape(port, after, why); st != scrape_status::ok) {
+        return scrape_failed(st, base, "it stopped answering:", why, err);
     }
     route_report window = difference(before, after);
     // The window's own scrape of the report is this tool's traffic, not the service's: left out of it.

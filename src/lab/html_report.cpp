@@ -13,8 +13,6 @@
 
 namespace hotpath::lab {
 
-namespace {
-
 std::string escape_html(std::string_view s) {
     std::string out;
     out.reserve(s.size());
@@ -41,6 +39,9 @@ std::string escape_html(std::string_view s) {
     }
     return out;
 }
+
+namespace {
+
 
 // JSON text safe inside <script type="application/json">: '<' and '/' only occur inside strings, where \u003c and
 // \/ mean the same characters (RFC 8259 section 7), so neither "</script" nor "<!--" can appear in the block, and

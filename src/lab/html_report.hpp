@@ -5,6 +5,7 @@
 #include <boost/json/value.hpp>
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hotpath::lab {
@@ -15,6 +16,9 @@ namespace hotpath::lab {
 // with every '<' written as \u003c and every '/' as \/, so that no text from them can end the block or open
 // markup, and the file holds no "http://" or "https://" at all (a document's loopback URLs included).
 std::string report_html(const std::vector<boost::json::value>& results);
+
+// `s` as HTML text or a quoted attribute value: & < > " ' as entities (lab compare's page uses it too).
+std::string escape_html(std::string_view s);
 
 // Writes report_html(results) to `path`; false with `why` when it cannot.
 bool write_report_html(const std::vector<boost::json::value>& results, const std::string& path, std::string& why);

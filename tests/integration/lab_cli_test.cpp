@@ -82,6 +82,45 @@ TEST(lab_cli_test, redirect_quick_writes_its_result) {
     std::filesystem::remove_all(out);
 }
 
+// The write-up's own avatar on Kestrel, where scripts/build-peers.sh published it beside this build (build/peers):
+// loaded with the same plan, marked as an original, its headline beside hotpath's. --no-originals and a --peers
+// folder without them run hotpath's side alone and say so.
+TEST(lab_cli_test, redirect_quick_runs_the_original_on_kestrel_where_it_is_built) {
+    const auto peers = std::filesystem::path(HOTPATH_BINARY).parent_path().parent_path() / "peers";
+    for (const std::string how : {"default", "--no-originals", "--peers"}) {
+        const std::string out = temp_dir("redirect_originals");
+        std::vector<std::string> args{"lab", "--quick", "redirect", "--out", out};
+        if (how == "--no-originals") {
+            args.push_back(how);
+        } else if (how == "--peers") {
+            args.insert(args.end(), {"--peers", out + "/nowhere"});
+        }
+        child lab(args);
+        const std::string said = lab.rest();
+        ASSERT_EQ(lab.wait_exit(60s), 0) << said;
+        const auto doc = read_result(out + "/redirect/result.json");
+        const bool built = std::filesystem::exists(peers / "platform" / "platform");
+        if (how != "default" || !built) {
+            EXPECT_EQ(doc.at("variants").as_array().size(), 1u) << how;
+            EXPECT_NE(said.find("hotpath's side alone"), std::string::npos) << how << ": " << said;
+            EXPECT_TRUE(doc.at("headline").at("original_value").is_null());
+        } else {
+            const auto& o = variant(doc, "avatar (Kestrel)");
+            EXPECT_TRUE(o.at("original").as_bool());
+            EXPECT_FALSE(variant(doc, "avatar").at("original").as_bool());
+            EXPECT_EQ(o.at("requests").to_number<double>(), 10000);
+            EXPECT_EQ(o.at("errors").to_number<double>(), 0);
+            EXPECT_TRUE(doc.at("headline").at("original_value").is_number());
+            EXPECT_NE(said.find("avatar: hotpath "), std::string::npos) << said;
+            EXPECT_NE(said.find(" vs Kestrel "), std::string::npos) << said;
+        }
+        std::filesystem::remove_all(out);
+    }
+    if (!std::filesystem::exists(peers / "platform" / "platform")) {
+        GTEST_SKIP() << "the .NET originals are not built in " << peers.string() << " (scripts/build-peers.sh)";
+    }
+}
+
 TEST(lab_cli_test, fanout_quick_shows_sequential_slower_than_bounded) {
     const std::string out = temp_dir("fanout");
     child lab({"lab", "fanout", "--quick", "--out", out});
