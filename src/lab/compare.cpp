@@ -194,8 +194,9 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
         }
         const case_figures& new_case = found->second;
         for (const auto& [variant, o] : old_case.variants) {
+            const std::string& wanted = variant; // clang 14 cannot capture a structured binding
             const auto n = std::find_if(new_case.variants.begin(), new_case.variants.end(),
-                                        [&](const auto& v) { return v.first == variant; });
+                                        [&wanted](const auto& v) { return v.first == wanted; });
             if (n == new_case.variants.end()) {
                 c.only_old.push_back(name + "/" + variant);
                 continue;
@@ -211,8 +212,9 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
                   judge("errors", false, true, o.errors, nf.errors, noise)}});
         }
         for (const auto& [variant, unused] : new_case.variants) {
+            const std::string& wanted = variant; // clang 14 cannot capture a structured binding
             const auto o = std::find_if(old_case.variants.begin(), old_case.variants.end(),
-                                        [&](const auto& v) { return v.first == variant; });
+                                        [&wanted](const auto& v) { return v.first == wanted; });
             if (o == old_case.variants.end()) {
                 c.only_new.push_back(name + "/" + variant);
             }
