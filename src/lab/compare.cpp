@@ -125,7 +125,6 @@ std::string change_text(const figure_change& f) {
     return f.change ? fmt::format("{:+.1f} %", *f.change * 100) : std::string("-");
 }
 
-
 // Two bars, old above new, scaled to the larger.
 std::string bars(const figure_change& f) {
     const double most = std::max({f.old_value, f.new_value, 1e-12});
@@ -183,6 +182,16 @@ std::optional<lab_side> read_lab_side(const std::string& path, std::string& why)
     return side;
 }
 
+namespace {
+
+// The figures of the variant named `name` in `c`, or nullptr when the case has none of that name.
+const variant_figures* find_variant(const case_figures& c, const std::string& name) {
+    const auto it = std::find_if(c.variants.begin(), c.variants.end(), [&](const auto& v) { return v.first == name; });
+    return it == c.variants.end() ? nullptr : &it->second;
+}
+
+} // namespace
+
 comparison compare(const lab_side& old_side, const lab_side& new_side, double noise) {
     comparison c;
     c.noise = noise;
@@ -194,14 +203,12 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
         }
         const case_figures& new_case = found->second;
         for (const auto& [variant, o] : old_case.variants) {
-            const std::string& wanted = variant; // clang 14 cannot capture a structured binding
-            const auto n = std::find_if(new_case.variants.begin(), new_case.variants.end(),
-                                        [&wanted](const auto& v) { return v.first == wanted; });
-            if (n == new_case.variants.end()) {
+            const variant_figures* n = find_variant(new_case, variant);
+            if (n == nullptr) {
                 c.only_old.push_back(name + "/" + variant);
                 continue;
             }
-            const variant_figures& nf = n->second;
+            const variant_figures& nf = *n;
             c.rows.push_back(
                 {name,
                  variant,
@@ -212,10 +219,7 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
                   judge("errors", false, true, o.errors, nf.errors, noise)}});
         }
         for (const auto& [variant, unused] : new_case.variants) {
-            const std::string& wanted = variant; // clang 14 cannot capture a structured binding
-            const auto o = std::find_if(old_case.variants.begin(), old_case.variants.end(),
-                                        [&wanted](const auto& v) { return v.first == wanted; });
-            if (o == old_case.variants.end()) {
+            if (find_variant(old_case, variant) == nullptr) {
                 c.only_new.push_back(name + "/" + variant);
             }
         }
