@@ -405,7 +405,8 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
         }
         const double ms = std::strtod(std::string(line.substr(s + stalled.size(), h - s - stalled.size())).c_str(),
                                       nullptr); // "2001 ms so far": strtod stops at the unit
-        const unsigned loop = static_cast<unsigned>(std::strtoul(std::string(line.substr(prefix.size())).c_str(), nullptr, 10));
+        const unsigned loop =
+            static_cast<unsigned>(std::strtoul(std::string(line.substr(prefix.size())).c_str(), nullptr, 10));
         std::string_view rest = line.substr(h + in_handler.size()); // "GET /x: it blocked its thread ..."
         const auto space = rest.find(' ');
         const auto colon = rest.find(": ");

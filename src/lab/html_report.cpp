@@ -42,7 +42,6 @@ std::string escape_html(std::string_view s) {
 
 namespace {
 
-
 // JSON text safe inside <script type="application/json">: '<' and '/' only occur inside strings, where \u003c and
 // \/ mean the same characters (RFC 8259 section 7), so neither "</script" nor "<!--" can appear in the block, and
 // no URL a document holds (the loaded service's, a dead loopback port) reads as one in the file.

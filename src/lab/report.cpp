@@ -251,13 +251,12 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
                 return latency ? (x.results.latency.count() == 0 ? std::string("-") : load::format_duration_ns(f))
                                : fmt::format("{:.1f}/s", f);
             };
-            const bool both = latency ? v.results.latency.count() > 0 && o->results.latency.count() > 0
-                                      : mine > 0 && theirs > 0;
+            const bool both =
+                latency ? v.results.latency.count() > 0 && o->results.latency.count() > 0 : mine > 0 && theirs > 0;
             fmt::print(out, "  {}: hotpath {} vs Kestrel {}{}\n", v.name, shown(v, mine), shown(*o, theirs),
-                       !both ? std::string("")
-                       : latency
-                           ? fmt::format(" ({:.2f}x the time)", mine / theirs)
-                           : fmt::format(" ({:.2f}x the throughput)", mine / theirs));
+                       !both     ? std::string("")
+                       : latency ? fmt::format(" ({:.2f}x the time)", mine / theirs)
+                                 : fmt::format(" ({:.2f}x the throughput)", mine / theirs));
         }
     }
     fmt::print(out, "  diagnosis (from what the services report: /debug/routes, else their stall lines):\n");
@@ -277,8 +276,10 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
         }
     }
     if (!originals.empty()) {
-        fmt::print(out, "    {}: the write-up's own services report nothing of themselves: their figures are the "
-                        "load's\n", originals);
+        fmt::print(out,
+                   "    {}: the write-up's own services report nothing of themselves: their figures are the "
+                   "load's\n",
+                   originals);
     }
     for (const auto& s : c.shared) {
         if (!s.scrape_error.empty()) {

@@ -188,8 +188,7 @@ struct lab_run {
         say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
                         variant_count, c.name, vo.name, describe(vo.plan), expected, seconds_left));
         int stopped_by = 0;
-        const auto mode =
-            ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
+        const auto mode = ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
         auto r = load::run(vo.plan, mode, progress, why, &stopped_by);
         note_signal(stopped_by);
         if (interrupted()) {

@@ -317,8 +317,8 @@ void start_drain(service& s) {
 
 } // namespace
 
-const service* service_set::wait_ready(service& s, const std::string& path, bool any_status,
-                                       clock::time_point deadline, std::string& why) {
+const service* service_set::wait_ready(service& s, const std::string& path, bool any_status, clock::time_point deadline,
+                                       std::string& why) {
     std::string last;
     while (!interrupted()) {
         if (auto a = http_get(s.port, path, std::chrono::milliseconds{500}, last);

@@ -42,7 +42,7 @@ struct service {
     std::string name; // "weather", as given to serve, or a peer's name
     pid_t pid = -1;
     std::uint16_t port = 0;
-    int output = -1; // the read end of its stdout and stderr
+    int output = -1;     // the read end of its stdout and stderr
     bool hotpath = true; // false for a peer: no /debug/routes, no /metrics of ours
     std::thread drain;
     struct output_tail {

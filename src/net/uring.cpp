@@ -71,8 +71,8 @@ struct uring::state {
         unsigned flags;
     };
     std::vector<completion> deferred;
-    read_watch wake;      // eventfd written by wake()
-    read_watch alarm;     // timerfd (CLOCK_MONOTONIC, steady_clock's) set to the loop's next deadline
+    read_watch wake;  // eventfd written by wake()
+    read_watch alarm; // timerfd (CLOCK_MONOTONIC, steady_clock's) set to the loop's next deadline
     std::chrono::steady_clock::time_point alarm_at = std::chrono::steady_clock::time_point::max();
 };
 

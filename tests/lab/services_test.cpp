@@ -50,9 +50,9 @@ TEST(LabServices, APeerThatExitsAtOnceFailsWithoutWaitingForTheTimeout) {
     service_set set;
     std::string why;
     const auto start = std::chrono::steady_clock::now();
-    EXPECT_EQ(set.start_peer("quitter", {"/bin/sh", "-c", "echo no config; exit 3"}, free_loopback_port(), "/", 20s,
-                             why),
-              nullptr);
+    EXPECT_EQ(
+        set.start_peer("quitter", {"/bin/sh", "-c", "echo no config; exit 3"}, free_loopback_port(), "/", 20s, why),
+        nullptr);
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
     EXPECT_NE(why.find("exited"), std::string::npos) << why;
     EXPECT_TRUE(set.pids().empty());
