@@ -206,7 +206,7 @@ runner define_serve(CLI::App& serve_cmd) {
                 ->capture_default_str();
         },
         [weather_delay](app& routes, service&) {
-            const auto delay = load::parse_duration(*weather_delay);
+            const auto delay = parse_duration(*weather_delay);
             if (!delay) {
                 fmt::print(stderr, "hotpath: bad --delay '{}' (e.g. 10ms)\n", *weather_delay);
                 return 2;
@@ -246,8 +246,8 @@ runner define_serve(CLI::App& serve_cmd) {
                 ->capture_default_str();
         },
         [agg](app& routes, service&) {
-            const auto timeout = load::parse_duration(agg->timeout);
-            const auto lifetime = load::parse_duration(agg->lifetime);
+            const auto timeout = parse_duration(agg->timeout);
+            const auto lifetime = parse_duration(agg->lifetime);
             std::string why;
             if (!apps::parse_fan_out(agg->strategy, agg->options.strategy)) {
                 why = "bad --strategy '" + agg->strategy + "' (sequential, all or bounded)";
@@ -349,7 +349,7 @@ runner define_serve(CLI::App& serve_cmd) {
             }
             profile->files.root = profile->data;
             apps::map_file_store(routes, profile->files);
-            const auto delay = load::parse_duration(profile->delay);
+            const auto delay = parse_duration(profile->delay);
             if (!delay || delay->count() < 0) {
                 fmt::print(stderr, "hotpath: bad --delay '{}' (e.g. 2s)\n", profile->delay);
                 return 2;

@@ -4,7 +4,7 @@
 
 #include "client/client_connection.hpp"
 #include "client/pool.hpp"
-#include "client/url.hpp"
+#include "http/url.hpp"
 #include "core/attribution.hpp"
 #include "core/error.hpp"
 #include "http/char_class.hpp"
@@ -50,7 +50,11 @@ client::~client() {
 }
 
 std::error_code client::check_url(std::string_view url) {
-    return parse_url(url).error();
+    auto u = http::parse_url(url);
+    if (!u) {
+        return u.error().code;
+    }
+    return http::require_plain_http(*u).error().code;
 }
 
 const client_options& client::options() const noexcept {
@@ -80,10 +84,14 @@ task<result<client_response>> client::send(client_request request, call_options 
     }
     // For the server request this call is made for, if any: a downstream wait until the call's result.
     const attributed_wait downstream(co_await this_attribution{}, wait_kind::downstream);
-    auto target = parse_url(request.url);
+    auto target = http::parse_url(request.url);
     if (!target) {
-        co_return target.error();
+        co_return target.error().code;
     }
+    if (target->tls()) {
+        co_return make_error_code(errc::not_supported); // TODO(#27): TLS
+    }
+    const std::string authority = target->authority();
     if (!http::is_token(request.method)) {
         co_return make_error_code(errc::bad_request);
     }
@@ -93,7 +101,7 @@ task<result<client_response>> client::send(client_request request, call_options 
         }
     }
     loop_pools& pools = loop_pools::of(shared_, *loop);
-    host_pool& pool = pools.pool_for(target->host, target->port, target->host_field);
+    host_pool& pool = pools.pool_for(target->host, target->port, authority);
     downstream_metrics& counters = pool.metrics();
     const client_options& o = pools.options;
 
@@ -110,8 +118,8 @@ task<result<client_response>> client::send(client_request request, call_options 
         options.cancel->attach(c.slot);
     }
     const request_parts parts{
-        request.method,     target->target,
-        target->host_field, &request.headers,
+        request.method, target->target,
+        authority,      &request.headers,
         request.body,       request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
     const auto fail = [&meter](std::error_code e) {
         meter.failed(e);

@@ -91,7 +91,8 @@ struct client_stats {
 // so a call never leaves the loop it was awaited on. Calls are coroutines: `co_await c.get(url)` on an event
 // loop thread (server handler, load worker, or a loop of your own). Expected failures are values in the
 // result (errc: refused, reset, connect_timeout, timeout, malformed_response, response_too_large,
-// invalid_url, resolve_failed, cancelled, closed); nothing throws but allocation failure.
+// invalid_url, resolve_failed, cancelled, closed; not_supported for an https:// URL until TLS lands); nothing
+// throws but allocation failure.
 //
 // Retries (RFC 9110 §9.2.2, the rule of Go's transport). A pooled connection may have been closed by the peer
 // just as a request goes out. When a request on a reused connection fails with errc::closed or errc::reset
@@ -122,7 +123,7 @@ public:
     template <typename T>
     task<result<T>> get_json(std::string url, call_options options = {});
 
-    // Whether `url` is one send() accepts: success, or errc::invalid_url.
+    // Whether `url` is one send() accepts: success, errc::invalid_url, or errc::not_supported (https://).
     static std::error_code check_url(std::string_view url);
 
     const client_options& options() const noexcept;

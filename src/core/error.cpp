@@ -44,6 +44,10 @@ public:
             return "not an IP address or a host name (an address is needed, e.g. 127.0.0.1, ::1 or localhost)";
         case errc::overloaded:
             return "overloaded: the queue is full";
+        case errc::invalid_value:
+            return "invalid value";
+        case errc::not_supported:
+            return "not supported";
         }
         return "unknown hotpath error";
     }

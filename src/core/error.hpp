@@ -18,7 +18,7 @@ enum class errc {
     connect_timeout,    // the connection was not established in time
     malformed_response, // the response broke HTTP/1.1 (RFC 9112)
     response_too_large, // the response body passed the client's size limit
-    invalid_url,        // not an absolute http:// URL (https is not supported)
+    invalid_url,        // not an absolute http:// or https:// URL (RFC 3986)
     resolve_failed,     // the host name did not resolve
     cancelled,          // the caller abandoned the call (its own peer went away)
     unexpected_status,  // a typed call got a status other than 2xx
@@ -29,6 +29,9 @@ enum class errc {
     invalid_address, // the address to listen on is neither an IP address nor a host name
     // Capacity.
     overloaded, // a bounded queue was full: the work was refused at once (answer 503 with Retry-After)
+    // Setup and the command line.
+    invalid_value, // a value as typed (a duration, a size, an option's argument) is not valid
+    not_supported, // valid, but not something this build does (an https:// URL before TLS)
 };
 
 const std::error_category& error_category() noexcept;

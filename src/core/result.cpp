@@ -15,4 +15,11 @@ void bad_result_access(std::error_code error) noexcept {
     std::abort();
 }
 
+void bad_result_access(const problem& error) noexcept {
+    const std::string line = "hotpath: result::value() called on an error: " + error.message + " (" +
+                             error.code.category().name() + ":" + std::to_string(error.code.value()) + ")\n";
+    std::fwrite(line.data(), 1, line.size(), stderr);
+    std::abort();
+}
+
 } // namespace hotpath::detail

@@ -118,7 +118,7 @@ std::string show(const figure_change& f, double v) {
     if (f.name == "headline") {
         return fmt::format("{:.2f}", v);
     }
-    return load::format_duration_ns(v * 1e6);
+    return format_duration_ns(v * 1e6);
 }
 
 std::string change_text(const figure_change& f) {

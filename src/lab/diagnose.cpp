@@ -9,7 +9,6 @@
 
 #include <fmt/core.h>
 
-#include <charconv>
 #include <chrono>
 #include <thread>
 
@@ -22,32 +21,22 @@ using namespace std::chrono_literals;
 constexpr std::chrono::seconds scrape_timeout{5};
 
 // http://127.0.0.1:PORT[/path] or http://localhost:PORT[/path]: the lab reads services on this machine only.
-bool parse_local_url(const std::string& url, std::uint16_t& port, std::string& path, std::string& why) {
-    constexpr std::string_view scheme = "http://";
-    if (url.compare(0, scheme.size(), scheme) != 0) {
-        why = fmt::format("'{}' is not an http:// URL (e.g. http://127.0.0.1:5060)", url);
+bool parse_local_url(const std::string& text, std::uint16_t& port, std::string& path, std::string& why) {
+    auto u = http::parse_url(text);
+    if (!u) {
+        why = std::move(u).error().message + " (e.g. http://127.0.0.1:5060)";
         return false;
     }
-    const std::string rest = url.substr(scheme.size());
-    const auto slash = rest.find('/');
-    const std::string authority = rest.substr(0, slash);
-    path = slash == std::string::npos ? "/" : rest.substr(slash);
-    const auto colon = authority.rfind(':');
-    const std::string host = authority.substr(0, colon);
-    if (host != "127.0.0.1" && host != "localhost") {
-        why = fmt::format("'{}': lab diagnose reads services on 127.0.0.1 only", url);
+    if (auto plain = http::require_plain_http(*u); !plain) {
+        why = std::move(plain).error().message;
         return false;
     }
-    unsigned value = 80;
-    if (colon != std::string::npos) {
-        const std::string digits = authority.substr(colon + 1);
-        const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-        if (ec != std::errc{} || end != digits.data() + digits.size() || value == 0 || value > 65535) {
-            why = fmt::format("'{}': bad port", url);
-            return false;
-        }
+    if (u->host != "127.0.0.1" && u->host != "localhost") {
+        why = fmt::format("'{}': lab diagnose reads services on 127.0.0.1 only", text);
+        return false;
     }
-    port = static_cast<std::uint16_t>(value);
+    port = u->port;
+    path = u->target;
     return true;
 }
 
@@ -117,7 +106,7 @@ bool watch(std::chrono::nanoseconds length) {
 }
 
 std::string ms_text(std::uint64_t ns) {
-    return load::format_duration_ns(static_cast<double>(ns));
+    return format_duration_ns(static_cast<double>(ns));
 }
 
 } // namespace
@@ -131,7 +120,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         fmt::print(err, "hotpath: lab diagnose: {}\n", why);
         return 2;
     }
-    const auto length = load::parse_duration(o.duration);
+    const auto length = parse_duration(o.duration);
     if (!length || length->count() <= 0) {
         fmt::print(err, "hotpath: lab diagnose: bad --duration '{}' (e.g. 10s)\n", o.duration);
         return 2;
@@ -169,7 +158,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
 
     std::string how;
     if (loading) {
-        std::string what = plan.to.url();
+        std::string what = plan.to.text();
         for (std::size_t i = 0; i < o.paths.size(); ++i) {
             what = (i == 0 ? base : what + ",") + o.paths[i];
         }

@@ -47,7 +47,7 @@ int percent(double share) {
 
 // "850us", "1.02s": as the load reports write durations.
 std::string duration(double ms) {
-    return load::format_duration_ns(ms * 1e6);
+    return format_duration_ns(ms * 1e6);
 }
 
 std::string name_of(const route_figures& r) {

@@ -206,12 +206,12 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
             [p](const variant_outcome& v) {
                 return v.results.latency.count() == 0
                            ? std::string("-") // no response: no latency (not 0)
-                           : load::format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
+                           : format_duration_ns(static_cast<double>(v.results.latency.value_at_percentile(p)));
             });
     }
     row("mean", [](const variant_outcome& v) {
         return v.results.latency.count() == 0 ? std::string("-")
-                                              : load::format_duration_ns(v.results.latency.mean_ns());
+                                              : format_duration_ns(v.results.latency.mean_ns());
     });
     row("req/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", rps(v)); });
     row("ok/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", success_rps(v)); });
@@ -248,7 +248,7 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
             const double theirs = figure(*o, h.what);
             const bool latency = h.what == headline::metric::p95;
             auto shown = [&](const variant_outcome& x, double f) {
-                return latency ? (x.results.latency.count() == 0 ? std::string("-") : load::format_duration_ns(f))
+                return latency ? (x.results.latency.count() == 0 ? std::string("-") : format_duration_ns(f))
                                : fmt::format("{:.1f}/s", f);
             };
             const bool both =
@@ -303,7 +303,7 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
         boost::json::object j;
         j["name"] = v.name;
         j["original"] = v.original;
-        j["url"] = v.plan.to.url();
+        j["url"] = v.plan.to.text();
         j["requests"] = r.responses;
         j["successes"] = r.successes;
         j["errors"] = r.error_total() + r.connect_failures;

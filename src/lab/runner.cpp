@@ -88,10 +88,10 @@ bool variant_plan(const variant_spec& v, const std::string& dir, load::plan& p, 
 // What a plan sends, for a progress line: its URL, or a scenario's first request and its feed.
 std::string describe(const load::plan& p) {
     if (p.scenario.empty()) {
-        return p.to.url();
+        return p.to.text();
     }
     const load::request_spec& r = p.scenario.front();
-    return fmt::format("{} {}{} (a scenario{})", r.method, p.to.url(), r.path_and_query.substr(1),
+    return fmt::format("{} {}{} (a scenario{})", r.method, p.to.text(), r.path_and_query.substr(1),
                        p.data.rows.empty() ? "" : fmt::format(", {} rows of {}", p.data.rows.size(), p.data.source));
 }
 

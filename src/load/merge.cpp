@@ -411,10 +411,9 @@ bool read_plan(fields& doc, plan& p, std::string& why) {
         !run.nanoseconds("planned_ns", planned) || !run.nanoseconds("warmup_ns", p.warmup)) {
         return false;
     }
-    std::string url_why;
-    auto to = parse_url(url, url_why);
+    auto to = http::parse_url(url);
     if (!to) {
-        return run.fail("url", "'" + url + "': " + url_why);
+        return run.fail("url", "'" + url + "': " + to.error().message);
     }
     p.to = std::move(*to);
     if (p.method.empty() || p.method.find_first_of(" \t\r\n") != std::string::npos) {

@@ -115,18 +115,23 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
         return false;
     }
     if (!o.url.empty()) {
-        auto to = parse_url(o.url, why);
+        auto to = http::parse_url(o.url);
         if (!to) {
+            why = std::move(to).error().message;
             return false;
         }
-        if (scenario && to->path_and_query != "/") {
+        if (auto plain = http::require_plain_http(*to); !plain) {
+            why = std::move(plain).error().message;
+            return false;
+        }
+        if (scenario && to->target != "/") {
             why = "with --scenario, the URL sets host and port only";
             return false;
         }
-        p.to.host = to->host;
-        p.to.port = to->port;
-        if (!scenario) {
-            p.to.path_and_query = to->path_and_query;
+        const std::string path = std::exchange(p.to.target, "/");
+        p.to = std::move(*to);
+        if (scenario) {
+            p.to.target = path; // the scenario's
         }
     }
     if (!scenario) {

@@ -28,109 +28,6 @@ std::optional<double> take_number(std::string_view& s) noexcept {
 
 } // namespace
 
-result<target> parse_url(std::string_view url, std::string& why) {
-    constexpr std::string_view scheme = "http://";
-    if (url.substr(0, scheme.size()) != scheme) {
-        why =
-            url.substr(0, 8) == "https://" ? "https is not supported; use http://" : "the URL must start with http://";
-        return std::make_error_code(std::errc::invalid_argument);
-    }
-    url.remove_prefix(scheme.size());
-    url = url.substr(0, url.find('#'));
-    const auto slash = url.find_first_of("/?");
-    std::string_view authority = url.substr(0, slash);
-    target t;
-    if (slash != std::string_view::npos) {
-        t.path_and_query = std::string(url.substr(slash));
-        if (t.path_and_query.front() == '?') {
-            t.path_and_query.insert(0, "/");
-        }
-    }
-    if (authority.find('@') != std::string_view::npos) {
-        why = "user information in the URL is not supported";
-        return std::make_error_code(std::errc::invalid_argument);
-    }
-    std::string_view host = authority;
-    std::string_view after_host;
-    if (!authority.empty() && authority.front() == '[') {
-        // IP-literal (RFC 3986 §3.2.2): the address between brackets, then an optional :port.
-        const auto close = authority.find(']');
-        if (close == std::string_view::npos || close == 1 ||
-            authority.substr(1, close - 1).find_first_not_of("0123456789abcdefABCDEF:.") != std::string_view::npos) {
-            why = "bad IPv6 address in the URL: '" + std::string(authority) + "' (e.g. http://[::1]:8080/)";
-            return std::make_error_code(std::errc::invalid_argument);
-        }
-        host = authority.substr(1, close - 1);
-        after_host = authority.substr(close + 1);
-        if (!after_host.empty() && after_host.front() != ':') {
-            why = "bad IPv6 address in the URL: '" + std::string(authority) + "' (e.g. http://[::1]:8080/)";
-            return std::make_error_code(std::errc::invalid_argument);
-        }
-    } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-        host = authority.substr(0, colon);
-        after_host = authority.substr(colon);
-        if (host.find(':') != std::string_view::npos) {
-            why = "an IPv6 address in a URL goes in brackets: http://[" + std::string(authority) + "]/";
-            return std::make_error_code(std::errc::invalid_argument);
-        }
-    }
-    if (!after_host.empty()) {
-        const std::string_view port = after_host.substr(1);
-        unsigned p = 0;
-        const auto r = std::from_chars(port.data(), port.data() + port.size(), p);
-        if (port.empty() || r.ec != std::errc{} || r.ptr != port.data() + port.size() || p == 0 || p > 65535) {
-            why = "bad port in the URL: '" + std::string(port) + "'";
-            return std::make_error_code(std::errc::invalid_argument);
-        }
-        t.port = static_cast<std::uint16_t>(p);
-    }
-    if (host.empty()) {
-        why = "the URL has no host";
-        return std::make_error_code(std::errc::invalid_argument);
-    }
-    t.host = std::string(host);
-    for (char c : t.path_and_query) {
-        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) {
-            why = "the URL path has spaces or control characters; percent-encode them";
-            return std::make_error_code(std::errc::invalid_argument);
-        }
-    }
-    return t;
-}
-
-std::string target::authority() const {
-    std::string a = host.find(':') != std::string::npos ? "[" + host + "]" : host;
-    if (port != 80) {
-        a.append(":").append(std::to_string(port));
-    }
-    return a;
-}
-
-std::string target::url() const {
-    return "http://" + authority() + path_and_query;
-}
-
-std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
-    text = http::char_class::trim_ows(text);
-    const auto value = take_number(text);
-    if (!value) {
-        return std::nullopt;
-    }
-    double scale = 1e9;
-    if (text == "ms") {
-        scale = 1e6;
-    } else if (text == "us") {
-        scale = 1e3;
-    } else if (text == "m") {
-        scale = 60e9;
-    } else if (text == "h") {
-        scale = 3600e9;
-    } else if (!text.empty() && text != "s") {
-        return std::nullopt;
-    }
-    return std::chrono::nanoseconds{static_cast<std::int64_t>(*value * scale)};
-}
-
 std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why) {
     std::vector<stage> stages;
     while (!text.empty()) {
@@ -357,7 +254,7 @@ std::vector<request_spec> requests_or_default(const plan& p) {
     }
     request_spec r;
     r.method = p.method;
-    r.path_and_query = p.to.path_and_query;
+    r.path_and_query = p.to.target;
     r.headers = p.headers;
     r.body = p.body;
     r.expected_statuses = p.expected_statuses;

@@ -2,6 +2,8 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "core/units.hpp"
+#include "http/url.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -13,22 +15,6 @@
 namespace hotpath::load {
 
 using clock = std::chrono::steady_clock;
-
-// http://host[:port][/path][?query]; only plain HTTP.
-struct target {
-    std::string host; // a name or an address; an IPv6 literal without its brackets ("::1")
-    std::uint16_t port = 80;
-    std::string path_and_query = "/";
-
-    // host[:port] as the Host field and URLs write it: brackets around an IPv6 literal, no port when it is 80.
-    std::string authority() const;
-    // "http://" + authority() + path_and_query.
-    std::string url() const;
-};
-
-// Parses a URL; errors name what is wrong (for a one-line CLI message). An IPv6 literal is written in brackets
-// (http://[::1]:8080/); a fragment (#...) is dropped, as curl does: it never goes on the wire (RFC 9110 §4.2.4).
-result<target> parse_url(std::string_view url, std::string& why);
 
 // One stage of a profile: for `duration`, the arrival rate (open model, requests/s) or the number of
 // virtual users (closed model, connections) goes linearly from `from` to `to`.
@@ -42,9 +28,6 @@ struct stage {
 // "rate=1/s:5s, rate=2/s:10s" (NBomber) or "vus=0..240:60s, vus=240:60s" (k6). Rates take /s or /m.
 // All stages must be of one kind.
 std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why);
-
-// "10s", "2m", "1h", "250ms", "1.5s"; a bare number is seconds.
-std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
 
 // A pass/fail condition on the final report: p50..p99.9 / mean / max latency, error rate, throughput.
 struct threshold {
@@ -86,11 +69,11 @@ struct feed {
 };
 
 struct plan {
-    target to;
+    http::url to; // where requests go; to.target is the plain run's request-target
     std::string method = "GET";
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;
-    // A scenario's requests; empty for a plain run, which sends `method`, `to.path_and_query`, `headers`
+    // A scenario's requests; empty for a plain run, which sends `method`, `to.target`, `headers`
     // and `body` (see requests_or_default()).
     std::vector<request_spec> scenario;
     feed data;

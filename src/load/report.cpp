@@ -102,19 +102,6 @@ boost::json::object histogram_json(const metrics::histogram& h) {
 
 } // namespace
 
-std::string format_duration_ns(double ns) {
-    if (ns < 1e3) {
-        return fmt::format("{:.0f}ns", ns);
-    }
-    if (ns < 1e6) {
-        return fmt::format("{:.2f}us", ns / 1e3);
-    }
-    if (ns < 1e9) {
-        return fmt::format("{:.2f}ms", ns / 1e6);
-    }
-    return fmt::format("{:.2f}s", ns / 1e9);
-}
-
 std::vector<threshold_outcome> evaluate(const plan& p, const results& r) {
     std::vector<threshold_outcome> out;
     for (const auto& t : p.thresholds) {
@@ -157,7 +144,7 @@ verdict judge(const results& r, const std::vector<threshold_outcome>& outcomes) 
 
 void print_header(std::FILE* out, const plan& p) {
     const unsigned threads = resolve_threads(p);
-    fmt::print(out, "hotpath load {}: {}, {} thread{}\n", p.to.url(), model_of(p), threads, threads == 1 ? "" : "s");
+    fmt::print(out, "hotpath load {}: {}, {} thread{}\n", p.to.text(), model_of(p), threads, threads == 1 ? "" : "s");
 }
 
 void print_report(std::FILE* out, const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes) {
@@ -231,8 +218,8 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                        format_duration_ns(static_cast<double>(q.latency.value_at_percentile(99))));
         }
     }
-    fmt::print(out, "  Transfer     {:.2f} MB received, {:.2f} MB sent\n", static_cast<double>(r.bytes_received) / 1e6,
-               static_cast<double>(r.bytes_sent) / 1e6);
+    fmt::print(out, "  Transfer     {} received, {} sent\n", format_size(r.bytes_received),
+               format_size(r.bytes_sent));
     if (r.connect_failures == 0) {
         fmt::print(out, "  Connections  {} opened\n", r.connections_opened);
     } else {
@@ -282,7 +269,7 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     boost::json::object doc;
     doc["schema"] = "hotpath-load/1";
     boost::json::object run;
-    run["url"] = p.to.url();
+    run["url"] = p.to.text();
     run["method"] = p.method;
     run["model"] = p.open_model() ? "open" : "closed";
     run["threads"] = resolve_threads(p);

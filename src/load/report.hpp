@@ -2,6 +2,7 @@
 #pragma once
 
 #include "core/result.hpp"
+#include "core/units.hpp"
 #include "load/plan.hpp"
 #include "load/results.hpp"
 
@@ -37,7 +38,5 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
 // give the same bytes. Read back with from_json() and merged with merge_files() (load/merge.hpp).
 std::string to_json(const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes);
 
-// "1.23ms", "850us", "2.5s".
-std::string format_duration_ns(double ns);
 
 } // namespace hotpath::load

@@ -524,14 +524,17 @@ bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, s
     if (!get_string(doc, "url", "url", url, why)) {
         return false;
     }
-    auto to = parse_url(*url, why);
+    auto to = http::parse_url(*url);
     if (!to) {
-        return fail(why, *url_node, "url: " + why);
+        return fail(why, *url_node, "url: " + to.error().message);
     }
-    if (to->path_and_query.find('?') != std::string::npos) {
+    if (auto plain = http::require_plain_http(*to); !plain) {
+        return fail(why, *url_node, "url: " + plain.error().message);
+    }
+    if (to->target.find('?') != std::string::npos) {
         return fail(why, *url_node, "url: a query belongs in each request's path, not in the url");
     }
-    std::string prefix = to->path_and_query;
+    std::string prefix = to->target;
     while (!prefix.empty() && prefix.back() == '/') {
         prefix.pop_back();
     }

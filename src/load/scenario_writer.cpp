@@ -61,23 +61,6 @@ std::string number(double v) {
     return std::string(buf.data(), r.ptr);
 }
 
-// A duration in the largest unit that holds it exactly; below a microsecond, a fraction parse_duration truncates
-// back to the same count.
-std::string duration_text(std::chrono::nanoseconds d) {
-    const std::int64_t ns = d.count();
-    if (ns == 0) {
-        return "0s";
-    }
-    constexpr std::array<std::pair<std::int64_t, std::string_view>, 5> units{
-        {{3'600'000'000'000, "h"}, {60'000'000'000, "m"}, {1'000'000'000, "s"}, {1'000'000, "ms"}, {1'000, "us"}}};
-    for (const auto& [scale, unit] : units) {
-        if (ns % scale == 0) {
-            return std::to_string(ns / scale).append(unit);
-        }
-    }
-    return number((static_cast<double>(ns) + 0.5) / 1e3).append("us");
-}
-
 std::string stage_text(const stage& s) {
     std::string out = s.what == stage::kind::rate ? "rate=" : "vus=";
     out += number(s.from);
@@ -87,7 +70,7 @@ std::string stage_text(const stage& s) {
     if (s.what == stage::kind::rate) {
         out += "/s";
     }
-    return out.append(":").append(duration_text(s.duration));
+    return out.append(":").append(exact_duration_text(s.duration));
 }
 
 std::string status_list(const std::vector<unsigned>& statuses) {
@@ -103,7 +86,7 @@ std::string status_list(const std::vector<unsigned>& statuses) {
 std::string to_toml(const plan& p) {
     const std::vector<request_spec> requests = requests_or_default(p);
     // The url keeps p.to's path when it is a prefix of every request path (as load_scenario made it).
-    std::string url_path = p.scenario.empty() || p.to.path_and_query == "/" ? "" : p.to.path_and_query;
+    std::string url_path = p.scenario.empty() || p.to.target == "/" ? "" : p.to.target;
     std::string prefix = url_path;
     while (!prefix.empty() && prefix.back() == '/') {
         prefix.pop_back();
@@ -115,12 +98,12 @@ std::string to_toml(const plan& p) {
         }
     }
     std::string out = "# A hotpath load scenario (docs/scenarios.md).\n";
-    out.append("url = ").append(toml_string("http://" + p.to.host + ":" + std::to_string(p.to.port) + url_path));
+    out.append("url = ").append(toml_string((p.to.tls() ? "https://" : "http://") + p.to.authority() + url_path));
     out.append("\n\n[load]\n");
     out.append("threads = ").append(std::to_string(p.threads)).append("\n");
     out.append("connections = ").append(std::to_string(p.connections)).append("\n");
     if (p.stages.empty()) {
-        out.append("duration = ").append(toml_string(duration_text(p.duration))).append("\n");
+        out.append("duration = ").append(toml_string(exact_duration_text(p.duration))).append("\n");
     }
     if (p.requests > 0) {
         out.append("requests = ").append(std::to_string(p.requests)).append("\n");
@@ -136,8 +119,8 @@ std::string to_toml(const plan& p) {
         }
         out.append("]\n");
     }
-    out.append("warmup = ").append(toml_string(duration_text(p.warmup))).append("\n");
-    out.append("timeout = ").append(toml_string(duration_text(p.timeout))).append("\n");
+    out.append("warmup = ").append(toml_string(exact_duration_text(p.warmup))).append("\n");
+    out.append("timeout = ").append(toml_string(exact_duration_text(p.timeout))).append("\n");
     out.append("keep_alive = ").append(p.keep_alive ? "true" : "false").append("\n");
     out.append("pipeline = ").append(std::to_string(p.pipeline)).append("\n");
     if (!p.thresholds.empty()) {

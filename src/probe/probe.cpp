@@ -78,7 +78,7 @@ std::string timeout_text(nanoseconds d) {
     if (d.count() % 1'000'000 == 0) {
         return fmt::format("{}ms", d.count() / 1'000'000);
     }
-    return load::format_duration_ns(static_cast<double>(d.count()));
+    return format_duration_ns(static_cast<double>(d.count()));
 }
 
 failure timed_out(const plan& p, std::string_view doing, errc error = errc::timeout) {
@@ -367,8 +367,13 @@ sample request_once(const plan& p, connection& c) {
 
 bool make_plan(const probe_options& o, plan& out, std::string& why) {
     plan p;
-    auto to = load::parse_url(o.url, why);
+    auto to = http::parse_url(o.url);
     if (!to) {
+        why = std::move(to).error().message;
+        return false;
+    }
+    if (auto plain = http::require_plain_http(*to); !plain) {
+        why = std::move(plain).error().message;
         return false;
     }
     p.to = std::move(*to);
@@ -422,7 +427,7 @@ bool make_plan(const probe_options& o, plan& out, std::string& why) {
     if (!p.keep_alive && !given("connection")) {
         fields.emplace_back("Connection", "close");
     }
-    p.request = p.method + " " + p.to.path_and_query + " HTTP/1.1\r\n";
+    p.request = p.method + " " + p.to.target + " HTTP/1.1\r\n";
     for (const auto& [name, value] : fields) {
         p.request.append(name).append(": ").append(value).append("\r\n");
     }
@@ -433,7 +438,7 @@ bool make_plan(const probe_options& o, plan& out, std::string& why) {
         return false;
     }
     p.requests = o.requests;
-    const auto timeout = load::parse_duration(o.timeout);
+    const auto timeout = parse_duration(o.timeout);
     if (!timeout || timeout->count() <= 0) {
         why = "bad --timeout '" + o.timeout + "' (e.g. 10s, 500ms)";
         return false;

@@ -28,7 +28,7 @@ struct probe_options {
 
 // What a probe sends, checked.
 struct plan {
-    load::target to;
+    http::url to;
     std::string method = "GET";
     std::string request; // the request's bytes: head and body
     std::uint64_t requests = 1;

@@ -15,7 +15,7 @@ namespace hotpath::probe {
 namespace {
 
 std::string duration_text(double ns) {
-    return load::format_duration_ns(ns);
+    return format_duration_ns(ns);
 }
 
 std::string bytes_range(std::uint64_t lo, std::uint64_t hi) {
@@ -110,7 +110,7 @@ void print_timeline(std::FILE* out, const sample& s) {
 }
 
 void print_single(std::FILE* out, const plan& p, const sample& s) {
-    fmt::print(out, "hotpath probe {} {}\n", p.method, p.to.url());
+    fmt::print(out, "hotpath probe {} {}\n", p.method, p.to.text());
     fmt::print(out, "  Connected    {} ({})\n", s.address, s.reused ? "reused connection" : "new connection");
     fmt::print(out, "  Response     HTTP/1.{} {}{}{}: head {} B, body {} B\n\n", s.version_minor, s.status,
                s.reason.empty() ? "" : " ", s.reason, s.head_bytes, s.body_bytes);
@@ -162,7 +162,7 @@ std::string failures_text(const std::vector<sample>& samples) {
 }
 
 void print_several(std::FILE* out, const plan& p, const std::vector<sample>& samples) {
-    fmt::print(out, "hotpath probe {} {}: {} requests, {}\n", p.method, p.to.url(), samples.size(),
+    fmt::print(out, "hotpath probe {} {}: {} requests, {}\n", p.method, p.to.text(), samples.size(),
                p.keep_alive ? "one connection kept alive" : "a new connection each");
     std::vector<double> resolve, connect, send, wait, receive, first_byte, total;
     std::map<unsigned, std::size_t> statuses;
@@ -374,7 +374,7 @@ std::string failure_line(const std::vector<sample>& samples) {
 std::string to_json(const plan& p, const std::vector<sample>& samples) {
     boost::json::object doc;
     doc["schema"] = "hotpath-probe/1";
-    doc["url"] = p.to.url();
+    doc["url"] = p.to.text();
     doc["method"] = p.method;
     doc["requests"] = samples.size();
     doc["keep_alive"] = p.keep_alive;

@@ -217,7 +217,7 @@ TEST(cases_test, platform_is_plaintext_and_json_plain_and_pipelined_on_64_connec
     for (const auto& v : c.variants) {
         const auto p = load_plan(v);
         EXPECT_EQ(p.connections, 64u);
-        EXPECT_TRUE(p.to.path_and_query == "/plaintext" || p.to.path_and_query == "/json") << v.name;
+        EXPECT_TRUE(p.to.target == "/plaintext" || p.to.target == "/json") << v.name;
         pipelined += p.pipeline > 1 ? 1 : 0;
     }
     EXPECT_EQ(pipelined, 2u);

@@ -87,7 +87,7 @@ load::plan make_plan(std::uint16_t port, std::string path) {
     load::plan p;
     p.to.host = "127.0.0.1";
     p.to.port = port;
-    p.to.path_and_query = std::move(path);
+    p.to.target = std::move(path);
     p.threads = 1;
     p.connections = 8;
     p.io = test::test_io() == io_backend::epoll ? load::plan::io_choice::epoll : load::plan::io_choice::automatic;

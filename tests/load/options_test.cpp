@@ -33,7 +33,7 @@ TEST(options_test, defaults_are_one_set) {
     EXPECT_EQ(p.duration, std::chrono::nanoseconds{10s});
     EXPECT_EQ(p.timeout, std::chrono::nanoseconds{10s});
     EXPECT_EQ(p.threads, std::max(1u, std::thread::hardware_concurrency())) << "one thread per core unless -t";
-    EXPECT_EQ(p.to.path_and_query, "/x");
+    EXPECT_EQ(p.to.target, "/x");
     o.connections = 1;
     EXPECT_EQ(made(o).threads, 1u) << "no thread without a connection of its own";
     o.connections.reset();

@@ -31,7 +31,7 @@ std::unique_ptr<results> make_results() {
 plan make_plan(bool open_model) {
     plan p;
     std::string why;
-    p.to = *parse_url("http://10.0.0.7:8080/api/items?limit=20", why);
+    p.to = *http::parse_url("http://10.0.0.7:8080/api/items?limit=20");
     p.method = "POST";
     p.threads = 4;
     p.connections = 64;
@@ -135,7 +135,7 @@ TEST(load_json, round_trip_is_bit_exact) {
         // The plan fields the report shows come back too, so the console reports match.
         EXPECT_EQ(back->p.to.host, "10.0.0.7");
         EXPECT_EQ(back->p.to.port, 8080);
-        EXPECT_EQ(back->p.to.path_and_query, "/api/items?limit=20");
+        EXPECT_EQ(back->p.to.target, "/api/items?limit=20");
         EXPECT_EQ(back->p.open_model(), open_model);
         EXPECT_EQ(back->p.total_time(), p.total_time());
         EXPECT_EQ(back->p.warmup, p.warmup);

@@ -41,7 +41,7 @@ plan load_example(const std::string& file) {
 void expect_same(const plan& a, const plan& b) {
     EXPECT_EQ(a.to.host, b.to.host);
     EXPECT_EQ(a.to.port, b.to.port);
-    EXPECT_EQ(a.to.path_and_query, b.to.path_and_query);
+    EXPECT_EQ(a.to.target, b.to.target);
     EXPECT_EQ(a.method, b.method);
     EXPECT_EQ(a.headers, b.headers);
     EXPECT_EQ(a.body, b.body);
@@ -189,7 +189,7 @@ TEST(scenario_test, case3_platform_mixes_plaintext_and_json_by_weight) {
 TEST(scenario_test, case4_profile_steps_virtual_users_with_an_error_threshold) {
     const plan p = load_example("case4_profile.toml");
     EXPECT_EQ(p.to.port, 5090);
-    EXPECT_EQ(p.to.path_and_query, "/profile");
+    EXPECT_EQ(p.to.target, "/profile");
     EXPECT_FALSE(p.open_model());
     ASSERT_EQ(p.stages.size(), 5u);
     EXPECT_EQ(p.stages.back().what, stage::kind::vus);
@@ -375,8 +375,8 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         {h + "url = \"http://x\"\n", "line 2, column"},
         {r, "url is required"},
         {"url = 8080\n" + r, "url must be a string, not an integer"},
-        {"url = \"https://x/\"\n" + r, "url: https is not supported"},
-        {"url = \"127.0.0.1:8080\"\n" + r, "url: the URL must start with http://"},
+        {"url = \"https://x/\"\n" + r, "url: https:// is not supported yet"},
+        {"url = \"127.0.0.1:8080\"\n" + r, "url: '127.0.0.1:8080' is not an absolute URL: it must start with http:// or https://"},
         {"url = \"http://x/?a=1\"\n" + r, "url: a query belongs in each request's path"},
         {"urls = \"http://x\"\n" + r, "unknown key 'urls' (did you mean 'url'?)"},
         {h + "[[requests]]\npath = \"/\"\n", "unknown key 'requests' (did you mean 'request'?)"},
@@ -582,7 +582,7 @@ weight = 1e-3
 TEST(scenario_test, a_plan_without_a_scenario_is_written_as_one_request) {
     plan p;
     std::string why;
-    auto to = parse_url("http://127.0.0.1:5001/avatar?size=64", why);
+    auto to = http::parse_url("http://127.0.0.1:5001/avatar?size=64");
     ASSERT_TRUE(to);
     p.to = *to;
     p.method = "POST";
