@@ -42,8 +42,7 @@ std::error_code map_connect_error(std::error_code e) {
 } // namespace
 
 client_connection::client_connection(host_pool& pool, net::loop& loop)
-    : pool_(pool), loop_(loop), parser_(pool.owner().options.limits), body_(pool.owner().options.limits),
-      head_(std::make_unique<http::response_head>()) {}
+    : pool_(pool), loop_(loop), reader_(std::make_unique<http::response_reader>(pool.owner().options.limits)) {}
 
 client_connection::~client_connection() = default;
 
@@ -84,7 +83,7 @@ void client_connection::on_connected(int fd, std::error_code ec) {
 void client_connection::begin(call_state& c, const request_parts& parts, client_response& out) {
     call_ = &c;
     out_ = &out;
-    head_request_ = parts.method == "HEAD";
+    reader_->expect(parts.method == "HEAD");
     reusable_ = false;
     // RFC 9112 §3: request-line, Host first (§3.2), the caller's fields, then the framing.
     out_bytes_.clear();
@@ -102,7 +101,6 @@ void client_connection::begin(call_state& c, const request_parts& parts, client_
     }
     out_bytes_.append("\r\n").append(parts.body);
     in_.clear();
-    parser_.reset();
     phase_ = phase::head;
     writing_ = true;
     transport_->write(out_bytes_);
@@ -161,63 +159,55 @@ void client_connection::on_transport_data(std::string_view bytes) {
     do_parse();
 }
 
-// Parses what is buffered; ends the call when its response is complete or broken.
+// Reads what is buffered; ends the call when its response is complete or broken.
 void client_connection::do_parse() {
     const std::uint64_t max_bytes = pool_.owner().options.max_response_bytes;
     for (;;) {
-        if (phase_ == phase::head) {
-            const auto r = parser_.parse(in_, *head_, head_request_);
-            if (r.status == http::parse_status::incomplete) {
-                return;
-            }
-            if (r.status == http::parse_status::error) {
-                fail(make_error_code(errc::malformed_response));
-                return;
-            }
-            parser_.reset();
-            if (head_->status < 200) {
-                in_.erase(0, r.consumed); // 1xx interim response (RFC 9110 §15.2): the final one follows
-                continue;
-            }
+        const http::read_step step = reader_->read(in_.data(), in_.size());
+        switch (step.status) {
+        case http::read_status::error:
+            fail(make_error_code(errc::malformed_response));
+            return;
+        case http::read_status::head: {
+            const http::response_head& head = reader_->head();
             client_response& out = *out_;
-            out.status_ = head_->status;
-            out.head_.assign(in_, 0, r.consumed);
+            out.status_ = head.status;
+            // The bytes consumed (interim heads first, if any) hold the head: its views become offsets into them.
+            out.head_.assign(in_, 0, step.consumed);
             const auto offset = [this](std::string_view v) {
                 return client_response::span{static_cast<std::uint32_t>(v.data() - in_.data()),
                                              static_cast<std::uint32_t>(v.size())};
             };
-            out.reason_ = head_->reason.empty() ? client_response::span{} : offset(head_->reason);
+            out.reason_ = head.reason.empty() ? client_response::span{} : offset(head.reason);
             out.fields_.clear();
-            for (std::size_t i = 0; i < head_->field_count; ++i) {
-                const auto& f = head_->fields[i];
+            for (std::size_t i = 0; i < head.field_count; ++i) {
+                const auto& f = head.fields[i];
                 out.fields_.emplace_back(offset(f.name), f.value.empty() ? client_response::span{} : offset(f.value));
             }
             out.body_.clear();
-            in_.erase(0, r.consumed);
-            reusable_ = head_->keep_alive;
-            if (head_->framing == http::body_framing::content_length) {
-                if (head_->content_length > max_bytes) {
+            in_.erase(0, step.consumed);
+            reusable_ = head.keep_alive;
+            if (head.framing == http::body_framing::content_length) {
+                if (head.content_length > max_bytes) {
                     fail(make_error_code(errc::response_too_large));
                     return;
                 }
-                out.body_.reserve(static_cast<std::size_t>(head_->content_length));
+                out.body_.reserve(static_cast<std::size_t>(head.content_length));
             }
-            body_.start(head_->framing, head_->content_length);
             phase_ = phase::body;
+            continue;
         }
-        const auto r = body_.read(in_.data(), in_.size());
-        if (r.status == http::body_status::error) {
-            fail(make_error_code(errc::malformed_response));
+        case http::read_status::need_more:
+        case http::read_status::done:
+            if (!keep_body(step.body)) {
+                return;
+            }
+            in_.erase(0, step.consumed);
+            if (step.status == http::read_status::done) {
+                complete();
+            }
             return;
         }
-        if (!keep_body(r.data)) {
-            return;
-        }
-        in_.erase(0, r.consumed);
-        if (r.status == http::body_status::done) {
-            complete();
-        }
-        return;
     }
 }
 
@@ -261,7 +251,7 @@ void client_connection::on_transport_end(std::error_code error) {
         close();
         return;
     }
-    if (phase_ == phase::body && body_.ends_at_close() && !error) {
+    if (!error && reader_->end_of_input() == http::end_status::complete) {
         reusable_ = false;
         complete();
         return;

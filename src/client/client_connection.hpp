@@ -2,8 +2,7 @@
 #pragma once
 
 #include "client/response.hpp"
-#include "http/body_reader.hpp"
-#include "http/response_parser.hpp"
+#include "http/response_reader.hpp"
 #include "net/connect.hpp"
 #include "net/loop.hpp"
 #include "net/transport.hpp"
@@ -83,11 +82,9 @@ private:
     client_response* out_ = nullptr;
     std::string out_bytes_; // the request being written
     std::string in_;        // bytes received and not yet parsed
-    http::response_parser parser_;
-    http::body_reader body_;
-    std::unique_ptr<http::response_head> head_; // 3 KiB of field views: off the connection's own allocation
+    // Its head holds 3 KiB of field views: off the connection's own allocation.
+    std::unique_ptr<http::response_reader> reader_;
     phase phase_ = phase::connecting;
-    bool head_request_ = false;
     bool reusable_ = false;
     bool closing_ = false;
     bool writing_ = false;

@@ -256,9 +256,27 @@ parse_result response_parser::parse(std::string_view input, response_head& out, 
     }
 
     // Scan the new bytes LF by LF; an LF preceded by "\r\n\r" ends the head. The look-backs stay inside the buffer
-    // (at >= 3 for the end, at >= 1 for the CR).
+    // (at >= 3 for the end, at >= 1 for the CR). A complete line is checked (check_line) only when this call ends
+    // without the head: before any answer at a later LF, or before returning incomplete. A head that ends in this
+    // call is checked once, whole, by parse_head(), in the same order: no later LF can have answered first, since
+    // every earlier LF passed the limit and the CR checks. So a response that arrives in one piece is scanned twice
+    // (LFs, then parse_head), not three times, and a split one still answers as the whole one does.
     std::size_t head_end = 0;
     std::size_t pos = scanned_;
+    std::size_t complete_end = line_start_; // just past the last complete line found
+    // Checks the complete lines not yet checked, up to complete_end.
+    const auto check_lines = [&]() noexcept {
+        while (line_start_ < complete_end) {
+            const auto* lf = static_cast<const char*>(std::memchr(p + line_start_, '\n', complete_end - line_start_));
+            const auto end = static_cast<std::size_t>(lf - p) + 1;
+            if (const status s = check_line(p, line_start_, end, lines_, max_count); s != status::none) {
+                return s;
+            }
+            ++lines_;
+            line_start_ = end;
+        }
+        return status::none;
+    };
     while (pos < n) {
         const void* lf = std::memchr(p + pos, '\n', n - pos);
         if (lf == nullptr) {
@@ -270,27 +288,26 @@ parse_result response_parser::parse(std::string_view input, response_head& out, 
         const bool head_ends = at >= 3 && p[at - 1] == '\r' && p[at - 2] == '\n' && p[at - 3] == '\r';
         // RFC 6585 §5: the head is whole when it ends here, else it needs at least an empty line more.
         if ((head_ends ? at + 1 : at + 3) > max_head) {
-            return fail(status::request_header_fields_too_large);
+            const status s = check_lines();
+            return fail(s != status::none ? s : status::request_header_fields_too_large);
         }
         // RFC 9112 §2.2: a bare LF is not a line terminator.
         if (at == 0 || p[at - 1] != '\r') {
-            return fail(status::bad_request);
+            const status s = check_lines();
+            return fail(s != status::none ? s : status::bad_request);
         }
         if (head_ends) {
             head_end = at + 1;
             break;
         }
-        // A line is complete: check it now, in the order parse_head() would (the field count before a field's
-        // syntax), so that a split input answers as the whole one does.
-        if (const status s = check_line(p, line_start_, at + 1, lines_, max_count); s != status::none) {
-            return fail(s);
-        }
-        ++lines_;
-        line_start_ = at + 1;
+        complete_end = at + 1;
         pos = at + 1;
     }
 
     if (head_end == 0) {
+        if (const status s = check_lines(); s != status::none) {
+            return fail(s);
+        }
         scanned_ = n;
         // The head will be at least one byte (its final LF) longer than what is buffered.
         return n + 1 > max_head ? fail(status::request_header_fields_too_large) : parse_result{};

@@ -46,12 +46,13 @@ enum class scrape_status : std::uint8_t { ok, down, overloaded, not_hotpath };
 // asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all.
 scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
     const auto until = std::chrono::steady_clock::now() + scrape_timeout;
-    auto got = http_get(port, "/debug/routes", scrape_timeout, why);
+    auto got = get_local(port, "/debug/routes", scrape_timeout);
     while (got && got->status == 503 && std::chrono::steady_clock::now() < until && !interrupted()) {
         std::this_thread::sleep_for(50ms);
-        got = http_get(port, "/debug/routes", scrape_timeout, why);
+        got = get_local(port, "/debug/routes", scrape_timeout);
     }
     if (!got) {
+        why = got.error().message;
         return scrape_status::down;
     }
     if (got->status == 503) {

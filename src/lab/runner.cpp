@@ -130,9 +130,9 @@ private:
 // Scrapes and diagnoses one service; the reason goes into `why` when it cannot (a service whose loops are all
 // blocked does not answer: an outcome of the case, recorded, not a failure of the lab).
 bool scrape(const service& s, std::string& json, std::vector<finding>& findings, std::string& why) {
-    auto got = http_get(s.port, "/debug/routes", scrape_timeout, why);
+    auto got = get_local(s.port, "/debug/routes", scrape_timeout);
     if (!got || got->status != 200) {
-        why = got ? fmt::format("GET /debug/routes answered {}", got->status) : why;
+        why = got ? fmt::format("GET /debug/routes answered {}", got->status) : got.error().message;
         return false;
     }
     json = got->body;

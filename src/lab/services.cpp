@@ -144,88 +144,9 @@ void note_signal(int signal_number) {
     }
 }
 
-std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
-                                    std::chrono::milliseconds timeout, std::string& why) {
-    const auto deadline = clock::now() + timeout;
-    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0) {
-        why = std::strerror(errno);
-        return std::nullopt;
-    }
-    struct closer {
-        int fd;
-        ~closer() { ::close(fd); }
-    } close_it{fd};
-    sockaddr_in a{};
-    a.sin_family = AF_INET;
-    a.sin_port = htons(port);
-    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    if (::connect(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS) {
-        why = fmt::format("connect: {}", std::strerror(errno));
-        return std::nullopt;
-    }
-    pollfd p{fd, POLLOUT, 0};
-    if (::poll(&p, 1, remaining_ms(deadline)) != 1) {
-        why = "connect timed out";
-        return std::nullopt;
-    }
-    int err = 0;
-    socklen_t len = sizeof err;
-    ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
-    if (err != 0) {
-        why = fmt::format("connect: {}", std::strerror(err));
-        return std::nullopt;
-    }
-    const std::string request =
-        fmt::format("GET {} HTTP/1.1\r\nHost: 127.0.0.1:{}\r\nConnection: close\r\nUser-Agent: hotpath-lab\r\n\r\n",
-                    path_and_query, port);
-    std::size_t sent = 0;
-    while (sent < request.size()) {
-        const ssize_t n = ::send(fd, request.data() + sent, request.size() - sent, MSG_NOSIGNAL);
-        if (n > 0) {
-            sent += static_cast<std::size_t>(n);
-        } else if (errno == EAGAIN) {
-            pollfd w{fd, POLLOUT, 0};
-            if (::poll(&w, 1, remaining_ms(deadline)) != 1) {
-                why = "send timed out";
-                return std::nullopt;
-            }
-        } else {
-            why = fmt::format("send: {}", std::strerror(errno));
-            return std::nullopt;
-        }
-    }
-    std::string in;
-    char buffer[16384];
-    for (;;) {
-        const ssize_t n = ::recv(fd, buffer, sizeof buffer, 0);
-        if (n > 0) {
-            in.append(buffer, static_cast<std::size_t>(n));
-            continue;
-        }
-        if (n == 0) {
-            break;
-        }
-        if (errno != EAGAIN) {
-            why = fmt::format("recv: {}", std::strerror(errno));
-            return std::nullopt;
-        }
-        pollfd r{fd, POLLIN, 0};
-        if (::poll(&r, 1, remaining_ms(deadline)) != 1) {
-            why = "no answer in time";
-            return std::nullopt;
-        }
-    }
-    // "HTTP/1.1 200 OK\r\n...\r\n\r\nbody": the server closes after the body (Connection: close).
-    const auto head_end = in.find("\r\n\r\n");
-    if (in.size() < 12 || in.compare(0, 5, "HTTP/") != 0 || head_end == std::string::npos) {
-        why = "not an HTTP response";
-        return std::nullopt;
-    }
-    http_answer out;
-    out.status = static_cast<unsigned>(std::atoi(in.c_str() + 9));
-    out.body = in.substr(head_end + 4);
-    return out;
+result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view path_and_query,
+                                          std::chrono::nanoseconds timeout) {
+    return probe::fetch(fmt::format("http://127.0.0.1:{}{}", port, path_and_query), timeout);
 }
 
 bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why) {
@@ -321,11 +242,12 @@ const service* service_set::wait_ready(service& s, const std::string& path, bool
                                        std::string& why) {
     std::string last;
     while (!interrupted()) {
-        if (auto a = http_get(s.port, path, std::chrono::milliseconds{500}, last);
-            a && (any_status || a->status == 200)) {
+        if (auto a = get_local(s.port, path, std::chrono::milliseconds{500}); a && (any_status || a->status == 200)) {
             return &s;
         } else if (a) {
             last = fmt::format("GET {} answered {}", path, a->status);
+        } else {
+            last = std::move(a).error().message;
         }
         if (clock::now() >= deadline) {
             break;

@@ -2,6 +2,8 @@
 // health-checked, and always stopped (SIGTERM, then SIGKILL) by the lab; plus the one blocking GET the lab needs.
 #pragma once
 
+#include "probe/probe.hpp"
+
 #include <chrono>
 #include <cstdint>
 #include <list>
@@ -22,14 +24,10 @@ void block_stop_signals();
 bool interrupted();
 void note_signal(int signal_number);
 
-// A blocking HTTP/1.1 GET on 127.0.0.1:port with Connection: close. nullopt with `why` on any failure or after
-// `timeout`. Not for hot paths: setup, health checks and scrapes.
-struct http_answer {
-    unsigned status = 0;
-    std::string body;
-};
-std::optional<http_answer> http_get(std::uint16_t port, const std::string& path_and_query,
-                                    std::chrono::milliseconds timeout, std::string& why);
+// GET http://127.0.0.1:<port><path_and_query> through probe::fetch (a connection of its own, blocking, at most
+// `timeout` in all): the lab's health checks and scrapes. A failure is probe's one line.
+result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view path_and_query,
+                                          std::chrono::nanoseconds timeout);
 
 // Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
 // waits for it, at most `timeout` (then it is killed). False with `why` (its last line of output, or how it ended)

@@ -7,6 +7,8 @@
 
 namespace hotpath::load {
 
+load_connection::load_connection(worker& owner) : owner_(owner), reader_(owner.limits_) {}
+
 load_connection::~load_connection() = default;
 
 void load_connection::open() {
@@ -41,10 +43,7 @@ void load_connection::on_connected(int fd, std::error_code ec) {
     connected_ = true;
     server_closes_ = false;
     in_.clear();
-    phase_ = phase::head;
-    parser_.emplace(owner_.limits_);
-    parser_->reset();
-    body_reader_.emplace(owner_.limits_);
+    reader_.expect(owner_.plan_.method == "HEAD");
     transport_->start_reading();
     owner_.on_ready(*this);
 }
@@ -73,39 +72,30 @@ void load_connection::on_transport_data(std::string_view bytes) {
     owner_.on_bytes(bytes.size());
     in_.append(bytes);
     std::size_t pos = 0;
-    // A body of zero bytes is complete without input: hence the loop also runs when all input is used.
-    while (pos < in_.size() || phase_ == phase::body) {
-        if (phase_ == phase::head) {
-            const auto r = parser_->parse(std::string_view(in_).substr(pos), head_, owner_.plan_.method == "HEAD");
-            if (r.status == http::parse_status::incomplete) {
-                break;
-            }
-            if (r.status == http::parse_status::error || in_flight_.empty()) {
-                abort(error_class::malformed);
+    for (;;) {
+        // A body of no bytes completes without input: hence a read even when all input is used.
+        const http::read_step step = reader_.read(in_.data() + pos, in_.size() - pos);
+        pos += step.consumed;
+        if (step.status == http::read_status::head) {
+            if (in_flight_.empty()) {
+                abort(error_class::malformed); // a response to no request
                 return;
             }
-            pos += r.consumed;
-            parser_->reset();
-            if (head_.status < 200) {
-                continue; // interim response: the final one follows
-            }
             body_.clear();
-            body_reader_->start(head_.framing, head_.content_length);
-            phase_ = phase::body;
-            server_closes_ = !head_.keep_alive;
+            server_closes_ = !reader_.head().keep_alive;
+            continue;
         }
-        // The body is kept only for a body check; chunked bodies are decoded in place just to find their end.
-        const auto r = body_reader_->read(in_.data() + pos, in_.size() - pos);
-        if (r.status == http::body_status::error) {
+        if (step.status == http::read_status::error) {
             abort(error_class::malformed);
             return;
         }
-        keep_body(r.data);
-        pos += r.consumed;
-        if (r.status == http::body_status::incomplete) {
+        // The body is kept only for a body check; chunked bodies are decoded in place just to find their end.
+        if (!step.body.empty()) {
+            keep_body(step.body);
+        }
+        if (step.status == http::read_status::need_more) {
             break;
         }
-        phase_ = phase::head;
         complete_response();
         if (closing_) {
             return;
@@ -117,7 +107,7 @@ void load_connection::on_transport_data(std::string_view bytes) {
 void load_connection::complete_response() {
     const request_times times = in_flight_.front();
     in_flight_.pop_front();
-    owner_.on_response(*this, times.scheduled, times.sent, times.index, head_.status, body_);
+    owner_.on_response(*this, times.scheduled, times.sent, times.index, reader_.head().status, body_);
     if (closing_) {
         return;
     }
@@ -152,8 +142,7 @@ void load_connection::on_transport_end(std::error_code) {
     if (closing_) {
         return;
     }
-    if (phase_ == phase::body && body_reader_->ends_at_close() && !in_flight_.empty()) {
-        phase_ = phase::head;
+    if (!in_flight_.empty() && reader_.end_of_input() == http::end_status::complete) {
         complete_response();
         if (closing_) {
             return;
@@ -195,7 +184,6 @@ void load_connection::on_transport_closed() {
     transport_.reset();
     closing_ = false;
     in_.clear();
-    phase_ = phase::head;
     owner_.on_gone(*this, false);
 }
 

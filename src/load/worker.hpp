@@ -1,8 +1,7 @@
 // One load worker: an event loop with its connections, its share of the plan, and its own results.
 #pragma once
 
-#include "http/body_reader.hpp"
-#include "http/response_parser.hpp"
+#include "http/response_reader.hpp"
 #include "load/plan.hpp"
 #include "load/results.hpp"
 #include "net/connect.hpp"
@@ -30,11 +29,11 @@ struct live_counters {
 class worker;
 
 // A client connection of a worker. Sends the plan's request (or `pipeline` copies at once in the closed
-// model), reads responses with the project's response parser, and reports each to the worker. Reconnects
+// model), reads responses with the project's response reader, and reports each to the worker. Reconnects
 // when the server closes or on an error. Lives on its worker's loop for the worker's whole life.
 class load_connection final : public net::transport_owner {
 public:
-    explicit load_connection(worker& owner) : owner_(owner) {}
+    explicit load_connection(worker& owner);
     ~load_connection();
 
     void open();
@@ -63,7 +62,6 @@ private:
         clock::time_point sent;
         std::uint32_t index; // which request of the scenario
     };
-    enum class phase : std::uint8_t { head, body };
 
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
@@ -78,10 +76,7 @@ private:
     net::connector connector_;
     std::unique_ptr<net::transport> transport_;
     std::string in_;
-    http::response_head head_;
-    std::optional<http::response_parser> parser_;
-    std::optional<http::body_reader> body_reader_;
-    phase phase_ = phase::head;
+    http::response_reader reader_;
     std::deque<request_times> in_flight_;
     std::string rendered_; // the bytes of a request with placeholders, until written
     std::string body_;     // the body of the current response, kept only for a body check (capped)

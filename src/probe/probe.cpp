@@ -2,10 +2,9 @@
 // with a clock reading at the end of each phase and one deadline for all of them.
 #include "probe/probe.hpp"
 
-#include "http/body_reader.hpp"
 #include "http/request_head.hpp"
 #include "http/response.hpp"
-#include "http/response_parser.hpp"
+#include "http/response_reader.hpp"
 #include "http/server_timing.hpp"
 #include "load/report.hpp"
 #include "net/address.hpp"
@@ -64,12 +63,6 @@ private:
     int fd_ = -1;
 };
 
-// What a phase ended with: nothing (success), or a failure's class and its one-line message.
-struct failure {
-    std::error_code error;
-    std::string message;
-};
-
 // The timeout as a user would write it: "10s", "500ms", else with decimals.
 std::string timeout_text(nanoseconds d) {
     if (d.count() % 1'000'000'000 == 0) {
@@ -81,8 +74,8 @@ std::string timeout_text(nanoseconds d) {
     return format_duration_ns(static_cast<double>(d.count()));
 }
 
-failure timed_out(const plan& p, std::string_view doing, errc error = errc::timeout) {
-    return {make_error_code(error), fmt::format("timed out after {} {} (--timeout)", timeout_text(p.timeout), doing)};
+problem timed_out(const plan& p, std::string_view doing, errc error = errc::timeout) {
+    return {error, fmt::format("timed out after {} {} (--timeout)", timeout_text(p.timeout), doing)};
 }
 
 // Waits until `fd` is ready for `events` or the deadline passes; false on the deadline. EINTR is retried.
@@ -104,13 +97,13 @@ bool wait_for(int fd, short events, clock::time_point deadline) {
 }
 
 // A system error while `doing` something with `address` ("connecting", "sending the request", ...).
-failure from_errno(int e, const std::string& address, std::string_view doing) {
+problem from_errno(int e, const std::string& address, std::string_view doing) {
     switch (e) {
     case ECONNREFUSED:
-        return {make_error_code(errc::refused), fmt::format("connection refused by {}", address)};
+        return {errc::refused, fmt::format("connection refused by {}", address)};
     case ECONNRESET:
     case EPIPE:
-        return {make_error_code(errc::reset), fmt::format("connection reset by {} while {}", address, doing)};
+        return {errc::reset, fmt::format("connection reset by {} while {}", address, doing)};
     default:
         return {std::error_code(e, std::system_category()),
                 fmt::format("{} while {} ({})", std::system_category().message(e), doing, address)};
@@ -127,7 +120,7 @@ struct resolution {
     std::string why;
 };
 
-result<std::vector<net::endpoint>> resolve(const plan& p, clock::time_point deadline, failure& failed) {
+result<std::vector<net::endpoint>, problem> resolve(const plan& p, clock::time_point deadline) {
     auto shared = std::make_shared<resolution>();
     std::thread([shared, host = p.to.host, port = p.to.port] {
         std::string why;
@@ -140,20 +133,19 @@ result<std::vector<net::endpoint>> resolve(const plan& p, clock::time_point dead
     }).detach();
     std::unique_lock lock(shared->mutex);
     if (!shared->ready.wait_until(lock, deadline, [&] { return shared->done; })) {
-        failed = timed_out(p, fmt::format("resolving {}", p.to.host));
-        return make_error_code(errc::timeout);
+        return timed_out(p, fmt::format("resolving {}", p.to.host));
     }
     if (!shared->found->has_value()) {
-        failed = {make_error_code(errc::resolve_failed), fmt::format("cannot resolve {}: {}", p.to.host, shared->why)};
-        return failed.error;
+        return problem{errc::resolve_failed, fmt::format("cannot resolve {}: {}", p.to.host, shared->why)};
     }
-    return std::move(*shared->found);
+    return std::move(**shared->found);
 }
 
 // Connects to each address in turn (as curl does without happy eyeballs) until one accepts; the last failure
-// otherwise.
-socket_fd connect_any(const plan& p, const std::vector<net::endpoint>& addresses, clock::time_point deadline,
-                      std::string& address, failure& failed) {
+// otherwise. `address` is the last address tried, as host:port.
+result<socket_fd, problem> connect_any(const plan& p, const std::vector<net::endpoint>& addresses,
+                                       clock::time_point deadline, std::string& address) {
+    problem failed{errc::refused, "no address to connect to"};
     for (const auto& to : addresses) {
         address = net::host_port(to.address_text(), to.port());
         socket_fd fd(::socket(to.family(), SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
@@ -168,8 +160,7 @@ socket_fd connect_any(const plan& p, const std::vector<net::endpoint>& addresses
             e = errno;
             if (e == EINPROGRESS) {
                 if (!wait_for(fd.get(), POLLOUT, deadline)) {
-                    failed = timed_out(p, fmt::format("connecting to {}", address), errc::connect_timeout);
-                    return {};
+                    return timed_out(p, fmt::format("connecting to {}", address), errc::connect_timeout);
                 }
                 socklen_t length = sizeof e;
                 ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &e, &length);
@@ -180,10 +171,10 @@ socket_fd connect_any(const plan& p, const std::vector<net::endpoint>& addresses
         }
         failed = from_errno(e, address, "connecting");
     }
-    return {};
+    return failed;
 }
 
-failure send_all(const plan& p, int fd, const std::string& address, clock::time_point deadline) {
+result<void, problem> send_all(const plan& p, int fd, const std::string& address, clock::time_point deadline) {
     std::size_t written = 0;
     while (written < p.request.size()) {
         const ssize_t n = ::send(fd, p.request.data() + written, p.request.size() - written, MSG_NOSIGNAL);
@@ -204,18 +195,41 @@ failure send_all(const plan& p, int fd, const std::string& address, clock::time_
     return {};
 }
 
-// Reads one response on `fd` into `s` (status, sizes, Server-Timing, readings of the first byte and the end). Sets
-// `keep_alive` to whether the connection may carry the next request.
-failure receive(const plan& p, int fd, clock::time_point start, clock::time_point deadline, sample& s,
-                bool& keep_alive) {
+// The head's status, reason, version and Server-Timing metrics, copied into `s`.
+void take_head(const http::response_head& head, sample& s) {
+    s.status = head.status;
+    s.reason = std::string(head.reason);
+    s.version_minor = head.version_minor;
+    std::vector<http::server_timing_metric> metrics;
+    for (std::size_t i = 0; i < head.field_count; ++i) {
+        if (http::iequals(head.fields[i].name, "server-timing")) {
+            (void)http::parse_server_timing(head.fields[i].value, metrics);
+        }
+    }
+    for (const auto& m : metrics) {
+        s.server_timing.push_back(
+            {std::string(m.name), m.duration ? std::optional<double>(m.duration->count()) : std::nullopt,
+             m.description()});
+    }
+}
+
+// Reads one response on `fd` into `s` (status, sizes, Server-Timing, readings of the first byte and the end; the
+// body's first p.keep_body_bytes). Sets `keep_alive` to whether the connection may carry the next request.
+result<void, problem> receive(const plan& p, int fd, clock::time_point start, clock::time_point deadline, sample& s,
+                              bool& keep_alive) {
     static const http::limits limits{};
-    const bool head_request = p.method == "HEAD";
-    http::response_parser parser(limits);
-    http::body_reader body(limits);
-    http::response_head head;
+    http::response_reader reader(limits);
+    reader.expect(p.method == "HEAD", p.upgrade);
     std::string buffer;
     bool in_body = false;
     keep_alive = false;
+    const auto malformed = [&](http::response_error e) {
+        const std::string what =
+            e == http::response_error::head_too_large
+                ? fmt::format("its head is over {} bytes", limits.max_header_bytes + limits.max_request_line_bytes)
+                : std::string(http::describe(e));
+        return problem{errc::malformed_response, fmt::format("malformed response from {}: {}", s.address, what)};
+    };
     constexpr std::size_t read_size = 64 * 1024;
     for (;;) {
         const std::size_t old_size = buffer.size();
@@ -238,73 +252,47 @@ failure receive(const plan& p, int fd, clock::time_point start, clock::time_poin
             continue;
         }
         if (n == 0) {
-            if (in_body && body.ends_at_close()) {
+            if (reader.end_of_input() == http::end_status::complete) {
                 s.done = now - start;
                 return {};
             }
-            return {make_error_code(errc::closed),
-                    s.received_bytes == 0
-                        ? fmt::format("{} closed the connection without answering", s.address)
-                        : fmt::format("{} closed the connection after {} bytes, before the response was complete",
-                                      s.address, s.received_bytes)};
+            return problem{errc::closed,
+                           s.received_bytes == 0
+                               ? fmt::format("{} closed the connection without answering", s.address)
+                               : fmt::format("{} closed the connection after {} bytes, before the response was "
+                                             "complete",
+                                             s.address, s.received_bytes)};
         }
         if (s.received_bytes == 0) {
             s.first_byte = now - start;
         }
         s.received_bytes += static_cast<std::uint64_t>(n);
 
-        while (!in_body) {
-            const http::parse_result r = parser.parse(buffer, head, head_request);
-            if (r.status == http::parse_status::incomplete) {
-                break;
+        for (;;) {
+            const http::read_step step = reader.read(buffer.data(), buffer.size());
+            if (step.status == http::read_status::error) {
+                return malformed(reader.error());
             }
-            if (r.status == http::parse_status::error) {
-                return {make_error_code(errc::malformed_response),
-                        r.error == http::status::request_header_fields_too_large
-                            ? fmt::format("malformed response from {}: its head is over {} bytes", s.address,
-                                          limits.max_header_bytes + limits.max_request_line_bytes)
-                            : fmt::format("malformed response from {}: not HTTP/1.x (RFC 9112)", s.address)};
-            }
-            s.head_bytes += r.consumed;
-            if (head.status >= 100 && head.status < 200 && head.status != 101) {
-                // An interim response (100 Continue, 103 Early Hints): the final one follows (RFC 9110 §15.2).
-                buffer.erase(0, r.consumed);
-                parser.reset();
+            if (step.status == http::read_status::head) {
+                s.head_bytes = reader.head_bytes();
+                take_head(reader.head(), s);
+                keep_alive = reader.head().keep_alive;
+                in_body = true;
+                buffer.erase(0, step.consumed);
                 continue;
             }
-            s.status = head.status;
-            s.reason = std::string(head.reason);
-            s.version_minor = head.version_minor;
-            std::vector<http::server_timing_metric> metrics;
-            for (std::size_t i = 0; i < head.field_count; ++i) {
-                if (http::iequals(head.fields[i].name, "server-timing")) {
-                    (void)http::parse_server_timing(head.fields[i].value, metrics);
-                }
-            }
-            for (const auto& m : metrics) {
-                s.server_timing.push_back({std::string(m.name),
-                                           m.duration ? std::optional<double>(m.duration->count()) : std::nullopt,
-                                           m.description()});
-            }
-            keep_alive = head.keep_alive;
-            body.start(head.framing, head.content_length);
-            buffer.erase(0, r.consumed);
-            in_body = true;
-        }
-        if (in_body) {
-            const http::body_step step = body.read(buffer.data(), buffer.size());
-            s.body_bytes += step.data.size();
-            if (step.status == http::body_status::error) {
-                return {make_error_code(errc::malformed_response),
-                        fmt::format("malformed response from {}: bad chunked body (RFC 9112 §7.1)", s.address)};
+            s.body_bytes += step.body.size();
+            if (s.body.size() < p.keep_body_bytes) {
+                s.body.append(step.body.substr(0, p.keep_body_bytes - s.body.size()));
             }
             buffer.erase(0, step.consumed);
-            if (step.status == http::body_status::done) {
+            if (step.status == http::read_status::done) {
                 s.done = now - start;
                 // Bytes past the response mean the connection's framing cannot be trusted for another.
                 keep_alive = keep_alive && buffer.empty();
                 return {};
             }
+            break; // need_more
         }
     }
 }
@@ -320,9 +308,8 @@ sample request_once(const plan& p, connection& c) {
     sample s;
     const auto start = clock::now();
     const auto deadline = start + p.timeout;
-    failure failed;
-    auto fail = [&](failure f) {
-        s.error = f.error;
+    auto fail = [&](problem f) {
+        s.error = f.code;
         s.message = std::move(f.message);
         c.fd.reset();
         return s;
@@ -335,27 +322,28 @@ sample request_once(const plan& p, connection& c) {
         if (auto literal = net::endpoint::from_literal(p.to.host, p.to.port)) {
             addresses.push_back(*literal);
         } else {
-            auto found = resolve(p, deadline, failed);
+            auto found = resolve(p, deadline);
             if (!found) {
-                return fail(std::move(failed));
+                return fail(std::move(found).error());
             }
             addresses = std::move(*found);
             s.resolved = clock::now() - start;
         }
-        c.fd = connect_any(p, addresses, deadline, s.address, failed);
-        if (!c.fd.open()) {
-            return fail(std::move(failed));
+        auto connected = connect_any(p, addresses, deadline, s.address);
+        if (!connected) {
+            return fail(std::move(connected).error());
         }
+        c.fd = std::move(*connected);
         s.connected = clock::now() - start;
         c.address = s.address;
     }
-    if (auto f = send_all(p, c.fd.get(), s.address, deadline); f.error) {
-        return fail(std::move(f));
+    if (auto sent = send_all(p, c.fd.get(), s.address, deadline); !sent) {
+        return fail(std::move(sent).error());
     }
     s.sent = clock::now() - start;
     bool keep_alive = false;
-    if (auto f = receive(p, c.fd.get(), start, deadline, s, keep_alive); f.error) {
-        return fail(std::move(f));
+    if (auto received = receive(p, c.fd.get(), start, deadline, s, keep_alive); !received) {
+        return fail(std::move(received).error());
     }
     if (!p.keep_alive || !keep_alive) {
         c.fd.reset();
@@ -423,6 +411,7 @@ bool make_plan(const probe_options& o, plan& out, std::string& why) {
     constexpr std::string_view idempotent[] = {"GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE"};
     p.idempotent = std::find(std::begin(idempotent), std::end(idempotent), p.method) != std::end(idempotent) ||
                    given("idempotency-key");
+    p.upgrade = given("upgrade");
     p.keep_alive = o.keep_alive;
     if (!p.keep_alive && !given("connection")) {
         fields.emplace_back("Connection", "close");
@@ -467,6 +456,25 @@ std::vector<sample> run(const plan& p) {
         }
     }
     return samples;
+}
+
+result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds timeout, std::size_t max_body_bytes) {
+    probe_options o;
+    o.url = std::string(url);
+    o.headers = {"User-Agent: hotpath"};
+    plan p;
+    std::string why;
+    if (!make_plan(o, p, why)) {
+        return problem{errc::invalid_url, std::move(why)};
+    }
+    p.timeout = timeout;
+    p.keep_body_bytes = max_body_bytes;
+    connection c;
+    sample s = request_once(p, c);
+    if (!s.ok()) {
+        return problem{s.error, std::move(s.message)};
+    }
+    return fetched{s.status, std::move(s.body)};
 }
 
 } // namespace hotpath::probe

@@ -34,6 +34,8 @@ struct plan {
     std::uint64_t requests = 1;
     bool keep_alive = false;
     bool idempotent = true; // the method is (RFC 9110 §9.2.2) or an Idempotency-Key field says so
+    bool upgrade = false;   // an Upgrade field asks to switch protocols: a 101 is then the final answer
+    std::size_t keep_body_bytes = 0; // the first bytes of each body kept in sample::body
     // Per request, from its start to its response's last byte, every phase included (resolution and connect too).
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};
 };
@@ -66,6 +68,7 @@ struct sample {
     std::uint64_t head_bytes = 0;     // status line, fields and empty line, 1xx interim heads included
     std::uint64_t body_bytes = 0;     // the body as delivered (after chunked decoding)
     std::uint64_t received_bytes = 0; // every byte read from the connection for this response
+    std::string body;                 // the body's first plan::keep_body_bytes, decoded
     std::vector<server_timing_entry> server_timing;
 
     // A failed request: `error` is its class (errc::refused, timeout, connect_timeout, reset, closed,
@@ -82,5 +85,18 @@ struct sample {
 // resolution included. A name that does not resolve stops the run after its first request (each next would fail the
 // same way). Returns one sample per request made.
 std::vector<sample> run(const plan& p);
+
+// What fetch() got: the final status and the body (its first max_body_bytes).
+struct fetched {
+    unsigned status = 0;
+    std::string body;
+};
+
+// One GET of `url` on a connection of its own (closed after), within `timeout` for all of it, on the calling thread
+// (blocking), keeping the body's first `max_body_bytes`: what a program asks of a service it watches (the lab reads
+// /debug/routes and /metrics with it). A failure is one line, as probe prints it ("connection refused by
+// 127.0.0.1:5060").
+result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds timeout,
+                               std::size_t max_body_bytes = 64 * 1024 * 1024);
 
 } // namespace hotpath::probe

@@ -30,8 +30,8 @@ TEST(LabServices, APeerRunsOnThePortTheLabChoseAndIsStopped) {
     EXPECT_FALSE(s->hotpath);
     EXPECT_EQ(s->port, port);
     const pid_t pid = s->pid;
-    auto answer = http_get(port, "/", 2s, why);
-    ASSERT_TRUE(answer) << why;
+    auto answer = get_local(port, "/", 2s);
+    ASSERT_TRUE(answer) << answer.error().message;
     EXPECT_EQ(answer->status, 302u);
     set.stop(s);
     EXPECT_FALSE(alive(pid));
@@ -68,8 +68,8 @@ TEST(LabServices, AChattyChildNeverBlocksOnItsOutput) {
     std::string why;
     const service* s = set.start_peer("chatty", {"/bin/sh", "-c", script}, port, "/", 10s, why);
     ASSERT_NE(s, nullptr) << why;
-    auto answer = http_get(port, "/", 2s, why);
-    ASSERT_TRUE(answer) << why;
+    auto answer = get_local(port, "/", 2s);
+    ASSERT_TRUE(answer) << answer.error().message;
     EXPECT_EQ(answer->status, 302u);
     set.stop_all();
     EXPECT_TRUE(set.pids().empty());
