@@ -5,6 +5,7 @@
 #include "client/client_metrics.hpp"
 #include "net/loop.hpp"
 #include "net/timer.hpp"
+#include "net/transport.hpp"
 
 #include <algorithm>
 #include <coroutine>
@@ -98,6 +99,8 @@ struct loop_pools final : net::loop_local {
     const client_options& options;
     net::loop& loop;
     loop_metrics& metrics; // this loop's, kept in `shared` (a scrape may read them after the loop is gone)
+    // What this loop's connections get their transports from: sockets on the loop's backend. TLS: TODO(#27).
+    net::transport_factory* transports = &net::socket_transports();
 
 private:
     void arm_timer();

@@ -2,6 +2,7 @@
 #include "lab/diagnosis.hpp"
 
 #include "load/report.hpp"
+#include "server/stall_event.hpp"
 
 #include <boost/json.hpp>
 #include <fmt/core.h>
@@ -388,43 +389,26 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
         std::uint64_t loops = 0; // a bit per loop index below 64
     };
     std::vector<named> seen;
-    constexpr std::string_view stalled = " stalled ";
-    constexpr std::string_view in_handler = " in one turn, in the handler of "; // "2001 ms" or "2001 ms so far"
     for (std::size_t at = 0; at < output.size();) {
         auto end = output.find('\n', at);
         if (end == std::string_view::npos) {
             end = output.size();
         }
-        const std::string_view line = output.substr(at, end - at);
+        const auto e = parse_stall_line(output.substr(at, end - at));
         at = end + 1;
-        constexpr std::string_view prefix = "hotpath: loop ";
-        const auto s = line.find(stalled);
-        const auto h = line.find(in_handler);
-        if (!line.starts_with(prefix) || s == std::string_view::npos || h == std::string_view::npos || h < s) {
-            continue;
+        if (!e || e->route.empty()) {
+            continue; // another line, or a stall outside any handler
         }
-        const double ms = std::strtod(std::string(line.substr(s + stalled.size(), h - s - stalled.size())).c_str(),
-                                      nullptr); // "2001 ms so far": strtod stops at the unit
-        const unsigned loop =
-            static_cast<unsigned>(std::strtoul(std::string(line.substr(prefix.size())).c_str(), nullptr, 10));
-        std::string_view rest = line.substr(h + in_handler.size()); // "GET /x: it blocked its thread ..."
-        const auto space = rest.find(' ');
-        const auto colon = rest.find(": ");
-        if (space == std::string_view::npos || colon == std::string_view::npos || colon < space) {
-            continue;
-        }
-        const std::string method{rest.substr(0, space)};
-        const std::string route{rest.substr(space + 1, colon - space - 1)};
         auto it = std::find_if(seen.begin(), seen.end(),
-                               [&](const named& n) { return n.method == method && n.route == route; });
+                               [&](const named& n) { return n.method == e->method && n.route == e->route; });
         if (it == seen.end()) {
-            seen.push_back({method, route});
+            seen.push_back({e->method, e->route});
             it = seen.end() - 1;
         }
         ++it->lines;
-        it->longest_ms = std::max(it->longest_ms, ms);
-        if (loop < 64) {
-            it->loops |= std::uint64_t{1} << loop;
+        it->longest_ms = std::max(it->longest_ms, static_cast<double>(e->length.count()));
+        if (e->loop < 64) {
+            it->loops |= std::uint64_t{1} << e->loop;
         }
     }
     std::vector<finding> out;

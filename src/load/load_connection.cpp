@@ -39,7 +39,7 @@ void load_connection::on_connected(int fd, std::error_code ec) {
         owner_.on_gone(*this, true);
         return;
     }
-    transport_ = net::make_transport(owner_.loop_, fd, *this);
+    transport_ = owner_.transports_->make(owner_.loop_, fd, *this);
     connected_ = true;
     server_closes_ = false;
     in_.clear();

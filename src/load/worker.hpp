@@ -137,6 +137,8 @@ private:
     unsigned count_; // workers in the run
     double share_;   // this worker's fraction of the rate, the users and the request count
     net::loop loop_;
+    // What the connections get their transports from: sockets on the loop's backend. TLS: TODO(#27).
+    net::transport_factory* transports_ = &net::socket_transports();
     net::timer timer_;
     // Each scenario request, ready to send: its bytes (with `pipeline` copies for the closed model), or
     // its spec when placeholders must be filled per send.

@@ -155,6 +155,7 @@ void loop::run() {
     }
     ticker_->cancel();
     current_loop = previous;
+    stopping_.store(false, std::memory_order_release); // ready to run again (a test drives its loop in rounds)
 }
 
 // A turn: dispatch what the ring completed, run due timers and posted and deferred work, then submit what that

@@ -74,7 +74,8 @@ public:
     static loop* current() noexcept;
 
     // Runs the loop on the calling thread until stop(), on its io_uring, or its epoll when disable_ring() was
-    // called or io_uring is unavailable (see ring()).
+    // called or io_uring is unavailable (see ring()). A stop() made before run() ends it after its first turn; once
+    // run() returns, the loop may run again.
     void run();
     // Stops the loop after the current turn; safe from any thread.
     void stop();

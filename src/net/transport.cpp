@@ -42,4 +42,20 @@ peeked peek_socket(int fd) noexcept {
     return peeked::end; // 0: EOF; any other error (ECONNRESET, ...): the stream is over too
 }
 
+namespace {
+
+class socket_factory final : public transport_factory {
+public:
+    std::unique_ptr<transport> make(loop& l, int fd, transport_owner& user) override {
+        return make_transport(l, fd, user);
+    }
+};
+
+} // namespace
+
+transport_factory& socket_transports() noexcept {
+    static socket_factory instance;
+    return instance;
+}
+
 } // namespace hotpath::net

@@ -73,4 +73,20 @@ class loop;
 // a loop without one. Call on the loop's thread.
 std::unique_ptr<transport> make_transport(loop& owner, int fd, transport_owner& user);
 
+// Where a connection's transport comes from. A connection never makes its own: its owner (a server's loop, a client's
+// pool, a load worker) is given a factory and hands the connection what it makes: the loop's own socket transport,
+// or another kind on the same seam (a TLS session over a socket, an in-memory pair in tests).
+class transport_factory {
+public:
+    // The transport for `user` on `l`, on the loop's thread: of the connected socket `fd`, which it takes over, or of
+    // no socket (fd -1) for a kind that needs none. Never null.
+    virtual std::unique_ptr<transport> make(loop& l, int fd, transport_owner& user) = 0;
+
+protected:
+    ~transport_factory() = default;
+};
+
+// The factory of make_transport(): the loop's io_uring or epoll. One for the process, stateless, any thread.
+transport_factory& socket_transports() noexcept;
+
 } // namespace hotpath::net

@@ -6,6 +6,7 @@
 #include "net/watchdog.hpp"
 #include "server/access_log.hpp"
 #include "server/server_connection.hpp"
+#include "server/stall_event.hpp"
 #include "server/worker.hpp"
 
 #include <atomic>
@@ -47,12 +48,6 @@ private:
 
 } // namespace
 
-void worker::on_connection_gone() {
-    if (draining && connection_count == 0) {
-        loop.stop();
-    }
-}
-
 struct server::impl {
     impl(const app& r, server_options o) : routes(r), options(std::move(o)) {}
 
@@ -74,13 +69,18 @@ struct server::impl {
     std::vector<std::uint32_t> stalled_handler;          // per loop: the handler running when its stall began
     std::vector<std::uint8_t> in_stall;                  // per loop: told of a stall that has not ended
 
-    // The handler a loop's stall is named for, as its line says it.
-    std::string stall_culprit(std::uint32_t h) const {
+    // A stall of loop `index` named for handler `h` (none when out of range), as its line tells it.
+    stall_event stall_of(unsigned index, std::chrono::nanoseconds length, bool ongoing, std::uint32_t h) const {
+        stall_event e;
+        e.loop = index;
+        e.length = std::chrono::duration_cast<std::chrono::milliseconds>(length);
+        e.ongoing = ongoing;
         const auto& keys = routes.route_keys();
-        return h < keys.size() ? "in the handler of " + keys[h].method + " " + keys[h].pattern +
-                                     ": it blocked its thread or computed too long"
-                               : "outside any handler (in the loop's own work, or a handler resumed by an "
-                                 "awaitable of its own)";
+        if (h < keys.size()) {
+            e.method = keys[h].method;
+            e.route = keys[h].pattern;
+        }
+        return e;
     }
 
     void write_stall_line(const std::string& line) {
@@ -99,9 +99,7 @@ struct server::impl {
             return;
         }
         last_stall_line[index] = now;
-        write_stall_line("hotpath: loop " + std::to_string(index) + " stalled " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(length).count()) +
-                         " ms so far in one turn, " + stall_culprit(stalled_handler[index]));
+        write_stall_line(format_stall_line(stall_of(index, length, true, stalled_handler[index])));
     }
 
     // On the watchdog's thread.
@@ -140,76 +138,16 @@ struct server::impl {
             return; // one line per loop per second at most; the metrics count them all
         }
         last_stall_line[index] = now;
-        std::string line = "hotpath: loop " + std::to_string(index) + " stalled " +
-                           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(length).count()) +
-                           " ms in one turn, " + stall_culprit(stalled_handler[index]);
+        stall_event e = stall_of(index, length, false, stalled_handler[index]);
         if (options.stall_backtraces) {
-            const std::string frames = w.sampler.frames();
-            if (!frames.empty()) {
-                line += "; stack (addr2line -Cfpe " + net::stack_sampler::program_path() + "): " + frames;
+            e.stack = w.sampler.frames();
+            if (!e.stack.empty()) {
+                e.program = net::stack_sampler::program_path();
             }
         }
-        write_stall_line(line);
+        write_stall_line(format_stall_line(e));
     }
 
-    enum class admission : std::uint8_t { serve, refuse, close };
-
-    // Takes a place among the open connections, or refuses. The place is taken before the check, so loops
-    // accepting at the same moment cannot together pass limits.max_connections; the connection gives it
-    // back when destroyed. Over the limit, a connection is still taken to answer its first request 503 (with
-    // Retry-After) and close; past a margin above it (a tenth and 16: each such connection lives until its first
-    // request comes, or the headers timeout), it is closed at once.
-    admission admit(worker& w) {
-        const std::size_t open = open_connections.fetch_add(1, std::memory_order_relaxed);
-        const std::size_t max = options.limits.max_connections;
-        if (!w.draining && (max == 0 || open < max)) {
-            return admission::serve;
-        }
-        if (!w.draining && open < max + max / 10 + 16) {
-            return admission::refuse;
-        }
-        open_connections.fetch_sub(1, std::memory_order_relaxed);
-        w.stats.connections_rejected.add();
-        return admission::close;
-    }
-
-    void on_accept(worker& w, int fd) {
-        const admission a = admit(w);
-        if (a == admission::close) {
-            ::close(fd);
-            return;
-        }
-        auto* c = new server_connection(w, fd, a == admission::refuse);
-        c->start();
-    }
-
-    // Runs on w's loop.
-    void begin_drain(worker& w) {
-        w.draining = true;
-        if (w.listener) {
-            w.listener->close();
-        }
-        for (server_connection* c = w.first; c != nullptr; c = c->next) {
-            c->drain();
-        }
-        if (w.connection_count == 0) {
-            w.loop.stop();
-            return;
-        }
-        // At the deadline, what is still running is cut (the loop then stops as the last connection goes).
-        w.drain_timer.arm_after(options.limits.drain_timeout, [&w] {
-            for (server_connection* c = w.first; c != nullptr; c = c->next) {
-                c->abort();
-            }
-        });
-    }
-
-    void on_tick(worker& w, net::clock::time_point now) {
-        for (server_connection* c = w.first; c != nullptr; c = c->next) {
-            c->on_tick(now);
-        }
-        w.states.trim();
-    }
 };
 
 server::server(const app& routes, server_options options) : impl_(std::make_unique<impl>(routes, std::move(options))) {}
@@ -220,9 +158,7 @@ server::~server() {
     // Connections left by a forced stop are destroyed before their loops (their sockets and timers belong to
     // the loops' io_contexts).
     for (auto& w : impl_->workers) {
-        while (w->first != nullptr) {
-            delete w->first;
-        }
+        w->close_all();
     }
 }
 
@@ -291,8 +227,8 @@ result<void> server::start() {
     const stop_signals_blocked while_starting_loops;
     for (auto& w : s.workers) {
         worker* wp = w.get();
-        wp->listener->start([&s, wp](int fd) { s.on_accept(*wp, fd); });
-        wp->loop.add_tick([&s, wp](net::clock::time_point now) { s.on_tick(*wp, now); });
+        wp->listener->start([wp](int fd) { wp->accept(fd); });
+        wp->loop.add_tick([wp](net::clock::time_point now) { wp->on_tick(now); });
         s.threads.emplace_back([wp, sample = s.options.stall_backtraces && s.options.stall_threshold.count() > 0] {
             if (sample) {
                 wp->sampler.attach_this_thread();
@@ -351,7 +287,7 @@ void server::stop() {
         s.drain_deadline_ns.store(deadline.time_since_epoch().count(), std::memory_order_relaxed);
         for (auto& w : s.workers) {
             worker* wp = w.get();
-            wp->loop.post([&s, wp] { s.begin_drain(*wp); });
+            wp->loop.post([wp] { wp->begin_drain(); });
         }
     });
 }

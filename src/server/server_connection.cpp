@@ -61,13 +61,8 @@ void add_server_timing(response& res, const request_time_parts& parts, const tim
 } // namespace
 
 server_connection::server_connection(worker& owner, int fd, bool refuse)
-    : owner_(owner), transport_(net::make_transport(owner.loop, fd, *this)), refuse_(refuse) {
-    next = owner_.first;
-    if (next != nullptr) {
-        next->prev = this;
-    }
-    owner_.first = this;
-    ++owner_.connection_count; // open_connections was counted when the server admitted it
+    : owner_(owner), transport_(owner.transports->make(owner.loop, fd, *this)), refuse_(refuse) {
+    owner_.link(*this);
     owner_.stats.connections_accepted.add();
     // A new connection must send its first request head within the headers timeout (as Kestrel does).
     timeout_ = timeout_kind::headers;
@@ -79,18 +74,8 @@ server_connection::server_connection(worker& owner, int fd, bool refuse)
 
 server_connection::~server_connection() {
     release_state();
-    if (prev != nullptr) {
-        prev->next = next;
-    } else {
-        owner_.first = next;
-    }
-    if (next != nullptr) {
-        next->prev = prev;
-    }
-    --owner_.connection_count;
-    owner_.open_connections.fetch_sub(1, std::memory_order_relaxed);
     owner_.stats.connections_closed.add();
-    owner_.on_connection_gone();
+    owner_.unlink(*this);
 }
 
 void server_connection::start() {
@@ -214,8 +199,10 @@ void server_connection::on_transport_end(std::error_code) {
             return;
         }
     }
-    // Nothing owed, or a lingering close done: close now. Otherwise finish the response in progress.
-    if (phase_ == phase::closing || (phase_ != phase::handler && nothing_to_write())) {
+    // Nothing owed (a lingering close is done, too): close now. Otherwise finish the responses owed first, an error's
+    // answer among them: a client that half-closed after its request still reads them (its last request may have
+    // been refused while an earlier response was being written).
+    if (phase_ != phase::handler && nothing_to_write()) {
         close();
     }
 }

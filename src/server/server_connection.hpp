@@ -27,8 +27,9 @@ struct request_state;
 // and its transport only.
 class server_connection final : public net::transport_owner {
 public:
-    // Takes the accepted socket `fd` onto the loop's backend (net::make_transport). `refuse`: the connection is
-    // over limits.max_connections: its first request is answered 503 with Retry-After, then it closes.
+    // Made by worker::accept: serves the accepted socket `fd` through a transport from the worker's factory (the
+    // loop's backend, or another kind on that seam). `refuse`: the connection is over limits.max_connections: its
+    // first request is answered 503 with Retry-After, then it closes.
     server_connection(worker& owner, int fd, bool refuse = false);
     ~server_connection();
     server_connection(const server_connection&) = delete;

@@ -5,6 +5,7 @@
 #include "net/loop.hpp"
 #include "net/stack_sampler.hpp"
 #include "net/timer.hpp"
+#include "net/transport.hpp"
 #include "server/metrics.hpp"
 #include "server/request_state.hpp"
 #include "server/server.hpp"
@@ -21,6 +22,8 @@ class access_ring;
 class app;
 class server_connection;
 
+// Public fields are set by the server before the loop runs and read by the loop's connections; the connection list
+// is the worker's own.
 struct worker {
     worker(unsigned index, const app& r, const server_options& o, std::atomic<std::size_t>& open)
         : loop(index), routes(r), options(o), open_connections(open), states(o.limits, loop, stats), drain_timer(loop) {
@@ -60,15 +63,36 @@ struct worker {
     // dispatch, so that a loop whose handlers block its thread stops running them once the drain time is up.
     const std::atomic<std::int64_t>* drain_deadline_ns = nullptr;
 
-    // Intrusive list of this loop's connections (each removes itself when destroyed).
-    server_connection* first = nullptr;
-    std::size_t connection_count = 0;
+    // What this loop's connections get their transports from: sockets on the loop's backend, unless a test gives
+    // an in-memory pair (tests/support/memory_transport.hpp). TLS: TODO(#27).
+    net::transport_factory* transports = &net::socket_transports();
 
     bool draining = false;
     net::timer drain_timer; // fires at the drain's deadline; declared after loop: destroyed first
 
-    // Called by a connection when it is destroyed: ends the loop when draining and none are left.
-    void on_connection_gone();
+    // A new connection, on the loop's thread: the socket `fd` (-1 with a factory that needs none) is admitted, or
+    // refused, against limits.max_connections across all loops, then served with a transport from `transports`.
+    // Returns the connection, or nullptr when it was closed at once (far over the limit, or draining).
+    server_connection* accept(int fd);
+    // Graceful shutdown, on the loop's thread: idle connections close now, busy ones after their response, and
+    // what still runs at limits.drain_timeout is cut. The loop stops once no connection is left.
+    void begin_drain();
+    // Once a second: each connection's timeouts, and the pool of request states trimmed.
+    void on_tick(net::clock::time_point now);
+    // Destroys every connection at once (a server stopped without draining, before its loop goes).
+    void close_all() noexcept;
+    std::size_t connection_count() const noexcept { return connection_count_; }
+
+private:
+    friend class server_connection;
+    // Called by a connection when it is made and when it is destroyed; the last one gone while draining stops
+    // the loop.
+    void link(server_connection& c) noexcept;
+    void unlink(server_connection& c) noexcept;
+
+    // Intrusive list of this loop's connections.
+    server_connection* first_ = nullptr;
+    std::size_t connection_count_ = 0;
 };
 
 } // namespace hotpath
