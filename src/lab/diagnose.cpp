@@ -65,9 +65,9 @@ scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
         why = fmt::format("GET /debug/routes answered {}", got->status);
         return scrape_status::not_hotpath;
     }
-    auto parsed = parse_route_report(got->body, why);
+    auto parsed = parse_route_report(got->body);
     if (!parsed) {
-        why = "GET /debug/routes is not a hotpath route report: " + why;
+        why = "GET /debug/routes is not a hotpath route report: " + parsed.error().message;
         return scrape_status::not_hotpath;
     }
     out = std::move(*parsed);

@@ -4,7 +4,6 @@
 #include "load/report.hpp"
 #include "server/stall_event.hpp"
 
-#include <boost/json.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -17,31 +16,6 @@ namespace hotpath::lab {
 
 namespace {
 
-double number(const boost::json::value* v) {
-    if (v == nullptr) {
-        return 0;
-    }
-    if (v->is_double()) {
-        return v->get_double();
-    }
-    if (v->is_int64()) {
-        return static_cast<double>(v->get_int64());
-    }
-    if (v->is_uint64()) {
-        return static_cast<double>(v->get_uint64());
-    }
-    return 0;
-}
-
-const boost::json::value* at(const boost::json::object& o, std::string_view key) {
-    return o.if_contains(key);
-}
-
-const boost::json::object* object_at(const boost::json::object& o, std::string_view key) {
-    const auto* v = o.if_contains(key);
-    return v != nullptr ? v->if_object() : nullptr;
-}
-
 int percent(double share) {
     return static_cast<int>(std::lround(share * 100));
 }
@@ -53,10 +27,6 @@ std::string duration(double ms) {
 
 std::string name_of(const route_figures& r) {
     return r.method + " " + r.route;
-}
-
-std::uint64_t count(const boost::json::object& o, std::string_view key) {
-    return static_cast<std::uint64_t>(number(at(o, key)));
 }
 
 std::uint64_t minus(std::uint64_t after, std::uint64_t before) {
@@ -99,89 +69,10 @@ std::string_view to_string(finding::kind k) noexcept {
     return "healthy";
 }
 
-std::optional<route_report> parse_route_report(std::string_view json, std::string& why) {
-    boost::system::error_code ec;
-    const boost::json::value doc = boost::json::parse(json, ec);
-    if (ec || !doc.is_object()) {
-        why = "not a JSON object";
-        return std::nullopt;
-    }
-    const auto* routes = doc.as_object().if_contains("routes");
-    if (routes == nullptr || !routes->is_array()) {
-        why = "no \"routes\" array";
-        return std::nullopt;
-    }
-    route_report out;
-    for (const auto& item : routes->get_array()) {
-        if (!item.is_object()) {
-            why = "a route is not an object";
-            return std::nullopt;
-        }
-        const auto& o = item.get_object();
-        route_figures r;
-        if (const auto* m = at(o, "method"); m != nullptr && m->is_string()) {
-            r.method = m->get_string();
-        }
-        if (const auto* p = at(o, "route"); p != nullptr && p->is_string()) {
-            r.route = p->get_string();
-        }
-        r.requests = static_cast<std::uint64_t>(number(at(o, "requests")));
-        if (const auto* s = object_at(o, "status")) {
-            r.status_5xx = static_cast<std::uint64_t>(number(at(*s, "5xx")));
-            r.status_4xx = static_cast<std::uint64_t>(number(at(*s, "4xx")));
-        }
-        if (const auto* l = object_at(o, "latency_ms")) {
-            r.p50_ms = number(at(*l, "p50"));
-            r.p95_ms = number(at(*l, "p95"));
-            r.p99_ms = number(at(*l, "p99"));
-            r.mean_ms = number(at(*l, "mean"));
-        }
-        if (const auto* s = object_at(o, "share")) {
-            r.queue = number(at(*s, "queue"));
-            r.app = number(at(*s, "app"));
-            r.downstream = number(at(*s, "downstream"));
-            r.wait = number(at(*s, "wait"));
-            r.write = number(at(*s, "write"));
-        }
-        if (const auto* m = object_at(o, "mean_ms")) {
-            r.queue_mean_ms = number(at(*m, "queue"));
-            r.app_mean_ms = number(at(*m, "app"));
-        }
-        if (const auto* st = object_at(o, "stalls")) {
-            r.stalls = count(*st, "count");
-            r.stall_held_ms = number(at(*st, "held_ms"));
-            r.stall_longest_ms = number(at(*st, "longest_ms"));
-        }
-        if (const auto* d = object_at(o, "downstream")) {
-            r.calls_per_request = number(at(*d, "calls_per_request"));
-            r.mean_concurrency = number(at(*d, "mean_concurrency"));
-            r.max_concurrency = static_cast<std::uint64_t>(number(at(*d, "max_concurrency")));
-        }
-        if (const auto* a = at(o, "allocations_per_request"); a != nullptr && !a->is_null()) {
-            r.allocations_per_request = number(a);
-        }
-        out.routes.push_back(std::move(r));
-    }
-    out.loops = count(doc.as_object(), "loops");
-    if (const auto* sv = object_at(doc.as_object(), "server")) {
-        server_figures& f = out.server;
-        f.present = true;
-        f.stall_threshold_ms = number(at(*sv, "stall_threshold_ms"));
-        f.stalls = count(*sv, "stalls");
-        f.max_requests_in_flight_per_loop = count(*sv, "max_requests_in_flight_per_loop");
-        f.max_connections = count(*sv, "max_connections");
-        if (const auto* o = object_at(*sv, "overload_responses")) {
-            f.refused_in_flight = count(*o, "requests_in_flight");
-            f.refused_connections = count(*o, "connections");
-            f.refused_draining = count(*o, "drain_timeout");
-        }
-    }
-    return out;
-}
-
 route_report difference(const route_report& before, const route_report& after) {
     route_report out;
     out.loops = after.loops;
+    out.allocations_counted = after.allocations_counted;
     out.server = after.server;
     out.server.stalls = minus(after.server.stalls, before.server.stalls);
     out.server.refused_in_flight = minus(after.server.refused_in_flight, before.server.refused_in_flight);
@@ -199,8 +90,11 @@ route_report difference(const route_report& before, const route_report& after) {
         if (d.requests == 0 && d.stalls == 0) {
             continue;
         }
-        d.status_5xx = minus(a.status_5xx, b.status_5xx);
+        d.status_1xx = minus(a.status_1xx, b.status_1xx);
+        d.status_2xx = minus(a.status_2xx, b.status_2xx);
+        d.status_3xx = minus(a.status_3xx, b.status_3xx);
         d.status_4xx = minus(a.status_4xx, b.status_4xx);
+        d.status_5xx = minus(a.status_5xx, b.status_5xx);
         d.stall_held_ms = std::max(0.0, a.stall_held_ms - b.stall_held_ms);
         // Sums rebuilt from the means and shares of each side, then divided again over the window.
         const auto an = static_cast<double>(a.requests);
@@ -223,12 +117,19 @@ route_report difference(const route_report& before, const route_report& after) {
         d.mean_ms = n > 0 ? total / n : 0;
         d.queue_mean_ms = n > 0 ? queue / n : 0;
         d.app_mean_ms = n > 0 ? app / n : 0;
+        d.downstream_mean_ms = n > 0 ? downstream / n : 0;
+        d.wait_mean_ms = n > 0 ? wait / n : 0;
+        d.write_mean_ms = n > 0 ? write / n : 0;
         d.calls_per_request = n > 0 ? std::max(0.0, a.calls_per_request * an - b.calls_per_request * bn) / n : 0;
-        if (a.allocations_per_request) {
-            const double before_allocations = b.allocations_per_request.value_or(0) * bn;
-            d.allocations_per_request =
-                n > 0 ? std::max(0.0, *a.allocations_per_request * an - before_allocations) / n : 0;
-        }
+        const auto per_request = [&](const std::optional<double> route_figures::*figure) -> std::optional<double> {
+            if (!(a.*figure)) {
+                return std::nullopt;
+            }
+            const double before_sum = (b.*figure).value_or(0) * bn;
+            return n > 0 ? std::max(0.0, *(a.*figure) * an - before_sum) / n : 0;
+        };
+        d.allocations_per_request = per_request(&route_figures::allocations_per_request);
+        d.allocated_bytes_per_request = per_request(&route_figures::allocated_bytes_per_request);
         out.routes.push_back(std::move(d));
     }
     return out;

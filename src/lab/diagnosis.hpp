@@ -3,6 +3,8 @@
 // `hotpath lab diagnose URL` read any hotpath service the same way.
 #pragma once
 
+#include "server/route_report.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -11,53 +13,14 @@
 
 namespace hotpath::lab {
 
-// One route of the report (src/server/route_report.cpp writes it; docs/lab.md lists the fields).
-struct route_figures {
-    std::string method;
-    std::string route;
-    std::uint64_t requests = 0;
-    std::uint64_t status_5xx = 0;
-    std::uint64_t status_4xx = 0;
-    double p50_ms = 0, p95_ms = 0, p99_ms = 0, mean_ms = 0;
-    // Shares of the route's time, each in [0, 1].
-    double queue = 0, app = 0, downstream = 0, wait = 0, write = 0;
-    double queue_mean_ms = 0; // mean time a request waited before its handler ran
-    double calls_per_request = 0;
-    double mean_concurrency = 0;
-    std::uint64_t max_concurrency = 0;
-    std::optional<double> allocations_per_request; // absent in a build without the allocation counter
-    double app_mean_ms = 0;                        // mean time its handler ran on the loop per request
-    // Stalls of the loop the watchdog named this route for (its handler ran last in the long turn).
-    std::uint64_t stalls = 0;
-    double stall_held_ms = 0;    // their summed length
-    double stall_longest_ms = 0; // the longest (cumulative even over a window: see difference())
-};
-
-// The server's own figures (the report's "server" object; absent from reports of older servers).
-struct server_figures {
-    bool present = false;
-    double stall_threshold_ms = 0;
-    std::uint64_t stalls = 0;                          // every stall, named or not
-    std::uint64_t max_requests_in_flight_per_loop = 0; // 0: no limit
-    std::uint64_t max_connections = 0;                 // 0: no limit
-    // Requests answered 503 at once by a limit (also counted in their route's 5xx).
-    std::uint64_t refused_in_flight = 0, refused_connections = 0, refused_draining = 0;
-};
-
-struct route_report {
-    std::uint64_t loops = 0;
-    std::vector<route_figures> routes;
-    server_figures server;
-};
+// The report's types (route_report, route_figures, server_figures) and its reader are the server's own:
+// server/route_report.hpp, next to the writer.
 
 // What changed between two reports of the same service, `before` then `after`: counts and time sums over the
 // window (requests, statuses, time shares and means, calls, allocations, stalls and refusals); the percentiles,
 // the most calls in flight and the longest stall stay `after`'s (since the service started: a histogram's
 // quantiles cannot be subtracted). Routes with neither a request nor a stall in the window are left out.
 route_report difference(const route_report& before, const route_report& after);
-
-// Parses the JSON of GET /debug/routes. nullopt with a one-line reason in `why` when it is not such a report.
-std::optional<route_report> parse_route_report(std::string_view json, std::string& why);
 
 // One thing the rules saw on one route.
 struct finding {

@@ -84,8 +84,10 @@ std::optional<double> lower_bound(const case_outcome& c, const headline& h) {
 // The heap allocations per request of the variant's busiest route, from its report; nullopt when the report has
 // none (no report, or a build without the allocation counter).
 std::optional<double> allocations_per_request(const variant_outcome& v) {
-    std::string why;
-    const auto report = v.routes_json.empty() ? std::nullopt : parse_route_report(v.routes_json, why);
+    if (v.routes_json.empty()) {
+        return std::nullopt;
+    }
+    const auto report = parse_route_report(v.routes_json);
     if (!report || report->routes.empty()) {
         return std::nullopt;
     }

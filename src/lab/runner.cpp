@@ -136,8 +136,9 @@ bool scrape(const service& s, std::string& json, std::vector<finding>& findings,
         return false;
     }
     json = got->body;
-    auto parsed = parse_route_report(json, why);
+    auto parsed = parse_route_report(json);
     if (!parsed) {
+        why = std::move(parsed).error().message;
         return false;
     }
     findings = diagnose(*parsed);
