@@ -1,16 +1,19 @@
 #!/usr/bin/env bash
 # Load generators compared: wrk, hotpath load and h2load against one nginx worker (CPU 0), each on CPU 1.
 # Prints requests/s and each generator's CPU seconds per million requests (user+sys from /proc), medians.
-# Env: DURATION (10s) RUNS (3) CONNECTIONS (64) HOTPATH (build/release/hotpath) OUT (append Markdown).
+# Env: DURATION (10s) RUNS (3) CONNECTIONS (64) HOTPATH (build/release/hotpath) OUT (append Markdown)
+#      BASELINE (another hotpath binary, e.g. the previous main's: measured in the same runs, alternating, as
+#      "baseline", with its CPU per request against this one's).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-64}
-HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx}
+HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx} BASELINE=${BASELINE:-}
 for tool in wrk h2load taskset getconf awk sed sort curl; do
     command -v "$tool" >/dev/null || { echo "load_vs_wrk: missing tool: $tool" >&2; exit 2; }
 done
 [[ -x $HOTPATH ]] || { echo "load_vs_wrk: hotpath binary not found: $HOTPATH" >&2; exit 2; }
+[[ -z $BASELINE || -x $BASELINE ]] || { echo "load_vs_wrk: baseline binary not found: $BASELINE" >&2; exit 2; }
 TCK=$(getconf CLK_TCK)
 DSEC=${DURATION%s}
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
@@ -48,7 +51,7 @@ measure() {  # measure NAME CMD... -> "requests cpu_seconds"
     local req
     case $name in
         wrk) req=$(awk '/requests in/ {print $1}' "$TMP/$name.out") ;;
-        hotpath) req=$(awk '/responses in/ {print $2}' "$TMP/$name.out") ;;
+        hotpath | baseline) req=$(awk '/responses in/ {print $2}' "$TMP/$name.out") ;;
         h2load) req=$(awk '/^requests:/ {print $8}' "$TMP/$name.out") ;;
     esac
     echo "${req:-0} $(awk -v t="$ticks" -v h="$TCK" 'BEGIN {printf "%.3f", t / h}')"
@@ -58,8 +61,17 @@ measure() {  # measure NAME CMD... -> "requests cpu_seconds"
 for ((run = 1; run <= RUNS; run++)); do
     log "run $run/$RUNS: wrk"
     echo "wrk $(measure wrk wrk -t1 -c"$CONNECTIONS" -d"$DURATION" "$URL")" >>"$TMP/res"
+    # With a baseline, the two hotpath binaries take turns going first.
+    if [[ -n $BASELINE && $((run % 2)) -eq 1 ]]; then
+        log "run $run/$RUNS: baseline hotpath load"
+        echo "baseline $(measure baseline "$BASELINE" load -t1 -c"$CONNECTIONS" -d"$DURATION" -q "$URL")" >>"$TMP/res"
+    fi
     log "run $run/$RUNS: hotpath load"
     echo "hotpath $(measure hotpath "$HOTPATH" load -t1 -c"$CONNECTIONS" -d"$DURATION" -q "$URL")" >>"$TMP/res"
+    if [[ -n $BASELINE && $((run % 2)) -eq 0 ]]; then
+        log "run $run/$RUNS: baseline hotpath load"
+        echo "baseline $(measure baseline "$BASELINE" load -t1 -c"$CONNECTIONS" -d"$DURATION" -q "$URL")" >>"$TMP/res"
+    fi
     log "run $run/$RUNS: h2load"
     echo "h2load $(measure h2load h2load --h1 -t1 -c"$CONNECTIONS" -D"$DSEC" "$URL")" >>"$TMP/res"
 done
@@ -70,7 +82,10 @@ table() {
     echo "generator|requests/s|CPU s per million requests|CPU per request vs wrk"
     local wrk_cpm
     wrk_cpm=$(awk -v r="$(med wrk 2)" -v c="$(med wrk 3)" 'BEGIN {printf "%.3f", c / r * 1e6}')
-    for g in wrk hotpath h2load; do
+    local generators=(wrk hotpath)
+    [[ -n $BASELINE ]] && generators+=(baseline)
+    generators+=(h2load)
+    for g in "${generators[@]}"; do
         local r c
         r=$(med $g 2); c=$(med $g 3)
         awk -v g="$g" -v r="$r" -v c="$c" -v d="$DSEC" -v w="$wrk_cpm" \
@@ -79,12 +94,16 @@ table() {
 }
 table | awk -F'|' '{printf "%-10s %12s %28s %24s\n", $1, $2, $3, $4}'
 echo "runs: $RUNS x $DURATION, -t1 -c$CONNECTIONS on CPU 1 against nginx (one worker) on CPU 0; medians"
+if [[ -n $BASELINE ]]; then
+    awk -v a="$(med hotpath 3)" -v ar="$(med hotpath 2)" -v b="$(med baseline 3)" -v br="$(med baseline 2)" \
+        'BEGIN {if (ar > 0 && br > 0) printf "hotpath / baseline CPU per request: %.3f\n", (a / ar) / (b / br)}'
+fi
 if [[ -n $OUT ]]; then
     {
         echo
         echo "### load generators vs nginx /plaintext, $(date -u +%F)"
         echo
-        echo "\`DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS bench/load_vs_wrk.sh\`"
+        echo "\`DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS${BASELINE:+ BASELINE=<binary>} bench/load_vs_wrk.sh\`"
         echo
         table | sed 's/|/ | /g; s/^/| /; s/$/ |/; 1p; 1s/[^|]/-/g' | sed '2s/ /-/g'
     } >>"$OUT"

@@ -45,13 +45,12 @@ void load_connection::on_connected(int fd, std::error_code ec) {
     in_.clear();
     reader_.expect(owner_.plan_.method == "HEAD");
     transport_->start_reading();
-    owner_.on_ready(*this);
+    owner_.on_ready(*this, clock::now());
 }
 
-void load_connection::send(clock::time_point scheduled, unsigned count) {
+void load_connection::send(clock::time_point scheduled, unsigned count, clock::time_point now) {
     std::string_view bytes;
     const std::uint32_t index = owner_.pick(rendered_, bytes, count);
-    const auto now = clock::now();
     for (unsigned i = 0; i < count; ++i) {
         in_flight_.push_back({scheduled, now, index});
     }
@@ -69,7 +68,8 @@ void load_connection::on_transport_data(std::string_view bytes) {
     if (closing_) {
         return;
     }
-    owner_.on_bytes(bytes.size());
+    const auto now = clock::now(); // when these bytes arrived: for every response they complete
+    owner_.on_bytes(bytes.size(), now);
     in_.append(bytes);
     std::size_t pos = 0;
     for (;;) {
@@ -96,7 +96,7 @@ void load_connection::on_transport_data(std::string_view bytes) {
         if (step.status == http::read_status::need_more) {
             break;
         }
-        complete_response();
+        complete_response(now);
         if (closing_) {
             return;
         }
@@ -104,10 +104,10 @@ void load_connection::on_transport_data(std::string_view bytes) {
     in_.erase(0, pos);
 }
 
-void load_connection::complete_response() {
+void load_connection::complete_response(clock::time_point now) {
     const request_times times = in_flight_.front();
     in_flight_.pop_front();
-    owner_.on_response(*this, times.scheduled, times.sent, times.index, reader_.head().status, body_);
+    owner_.on_response(*this, times.scheduled, times.sent, times.index, reader_.head().status, body_, now);
     if (closing_) {
         return;
     }
@@ -126,7 +126,7 @@ void load_connection::complete_response() {
             close_transport();
             return;
         }
-        owner_.on_ready(*this);
+        owner_.on_ready(*this, now);
     }
 }
 
@@ -143,7 +143,7 @@ void load_connection::on_transport_end(std::error_code) {
         return;
     }
     if (!in_flight_.empty() && reader_.end_of_input() == http::end_status::complete) {
-        complete_response();
+        complete_response(clock::now());
         if (closing_) {
             return;
         }

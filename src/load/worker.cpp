@@ -167,13 +167,13 @@ void worker::send_closed(load_connection& c, clock::time_point now) {
         n = static_cast<unsigned>(std::min<std::uint64_t>(n, to_send_));
         to_send_ -= n;
     }
-    c.send(now, n);
+    c.send(now, n, now);
 }
 
 void worker::dispatch(clock::time_point scheduled) {
     for (auto& c : connections_) {
         if (c->ready()) {
-            c->send(scheduled, 1);
+            c->send(scheduled, 1, clock::now());
             return;
         }
     }
@@ -193,7 +193,7 @@ void worker::dispatch(clock::time_point scheduled) {
     }
 }
 
-void worker::on_ready(load_connection& c) {
+void worker::on_ready(load_connection& c, clock::time_point now) {
     if (plan_.open_model()) {
         // Past the end nothing more is sent: what is still pending is reported as never sent.
         if (!pending_.empty() && !finished_ && !stopping_) {
@@ -201,25 +201,24 @@ void worker::on_ready(load_connection& c) {
             pending_.pop_front();
             if (scheduled >= warmup_end_) {
                 ++results_.late;
-                results_.send_lag.record(clock::now() - scheduled);
+                results_.send_lag.record(now - scheduled);
             }
-            c.send(scheduled, 1);
+            c.send(scheduled, 1, now);
         }
         return;
     }
-    send_closed(c, clock::now());
-    check_done(clock::now());
+    send_closed(c, now);
+    check_done(now);
 }
 
-void worker::on_bytes(std::size_t bytes) {
-    if (clock::now() >= warmup_end_) {
+void worker::on_bytes(std::size_t bytes, clock::time_point now) {
+    if (now >= warmup_end_) {
         results_.bytes_received += bytes;
     }
 }
 
 void worker::on_response(load_connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
-                         unsigned status, std::string_view body) {
-    const auto now = clock::now();
+                         unsigned status, std::string_view body, clock::time_point now) {
     live_.responses.fetch_add(1, std::memory_order_relaxed);
     if (now < warmup_end_) {
         return;
@@ -375,13 +374,14 @@ void worker::check_done(clock::time_point now) {
     if (finished_) {
         return;
     }
-    bool busy = false;
-    for (auto& c : connections_) {
-        busy = busy || c->busy() || c->connecting();
-    }
     const bool all_sent = counted_ && to_send_ == 0 && pending_.empty();
-    if (!((stopping_ || all_sent) && !busy)) {
-        return;
+    if (!stopping_ && !all_sent) {
+        return; // the common case, decided without a look at every connection
+    }
+    for (auto& c : connections_) {
+        if (c->busy() || c->connecting()) {
+            return;
+        }
     }
     finished_ = true;
     results_.unsent = pending_.size();

@@ -38,8 +38,8 @@ public:
 
     void open();
     // Sends `count` copies of the next request of the plan (picked by weight) in one write; `scheduled` is when
-    // the plan wanted the first sent.
-    void send(clock::time_point scheduled, unsigned count);
+    // the plan wanted the first sent, `now` the time read by the caller (one clock reading serves a whole event).
+    void send(clock::time_point scheduled, unsigned count, clock::time_point now);
     // Closes now, failing what is in flight with `why` (not counted when `why` is count_).
     void abort(error_class why);
 
@@ -68,7 +68,7 @@ private:
     void on_transport_written(std::error_code error) override;
     void on_transport_closed() override;
     void on_connected(int fd, std::error_code ec);
-    void complete_response();
+    void complete_response(clock::time_point now);
     void keep_body(std::string_view bytes);
     void close_transport();
 
@@ -104,13 +104,15 @@ public:
 private:
     friend class load_connection;
 
+    // The clock is read once per event (bytes arrived, a connection ready) and `now` handed down: a response, the
+    // request sent in its place and the end check share one reading.
     void on_response(load_connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
-                     unsigned status, std::string_view body);
-    void on_bytes(std::size_t bytes);
+                     unsigned status, std::string_view body, clock::time_point now);
+    void on_bytes(std::size_t bytes, clock::time_point now);
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
     void on_error(load_connection& c, error_class e, std::size_t lost_requests);
     void on_connect_result(std::error_code ec);
-    void on_ready(load_connection& c);
+    void on_ready(load_connection& c, clock::time_point now);
     void on_gone(load_connection& c, bool failed);
     void do_tick();
     void schedule_tick(clock::time_point now);
