@@ -3,10 +3,10 @@
 #include "apps/apps.hpp"
 
 #include "apps/forecast.hpp"
-#include "client/json.hpp"
-#include "core/error.hpp"
-#include "core/when_all.hpp"
-#include "server/json.hpp"
+#include <hotpath/client/json.hpp>
+#include <hotpath/core/error.hpp>
+#include <hotpath/core/when_all.hpp>
+#include <hotpath/server/json.hpp>
 
 #include <fmt/format.h>
 

@@ -1,8 +1,8 @@
 // The demo services, each a few routes on the public API (see ../shared/CASES.md in the project's docs).
 #pragma once
 
-#include "client/client.hpp"
-#include "server/app.hpp"
+#include <hotpath/client/client.hpp>
+#include <hotpath/server/app.hpp>
 
 #include <chrono>
 #include <string>

@@ -1,7 +1,7 @@
 // The TechEmpower "platform" app (case 3): /plaintext and /json, following the benchmark's rules.
 #include "apps/apps.hpp"
 
-#include "server/json.hpp"
+#include <hotpath/server/json.hpp>
 
 namespace hotpath::apps {
 

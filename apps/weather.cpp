@@ -1,8 +1,8 @@
 // The weather service of case 1: GET /weatherForecast waits (asynchronously), builds 1000 forecasts, returns 5.
 #include "apps/apps.hpp"
 
-#include "net/sleep.hpp"
-#include "server/json.hpp"
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/json.hpp>
 
 #include <array>
 #include <chrono>

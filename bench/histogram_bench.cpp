@@ -1,5 +1,5 @@
 // Micro benchmarks of metrics::histogram: record, a tail percentile query and merge; figures go to bench/RESULTS.md.
-#include "metrics/histogram.hpp"
+#include <hotpath/metrics/histogram.hpp>
 
 #include <benchmark/benchmark.h>
 

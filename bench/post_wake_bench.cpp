@@ -1,6 +1,6 @@
 // How long a post from another thread takes to run on a sleeping loop: p50, p99 and max over 10,000 posts, each
 // sent once the loop has been asleep a moment, on both backends. Usage: post_wake_bench [posts]
-#include "net/loop.hpp"
+#include <hotpath/net/loop.hpp>
 
 #include <algorithm>
 #include <atomic>

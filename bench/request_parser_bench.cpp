@@ -1,6 +1,6 @@
 // Micro benchmarks of request_parser and chunked_decoder on typical inputs; figures go to bench/RESULTS.md.
-#include "http/chunked_decoder.hpp"
-#include "http/request_parser.hpp"
+#include <hotpath/http/chunked_decoder.hpp>
+#include <hotpath/http/request_parser.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -1,5 +1,5 @@
 // Micro benchmarks of router::match over 10, 100 and 1,000 parameterised routes; figures go to bench/RESULTS.md.
-#include "http/router.hpp"
+#include <hotpath/http/router.hpp>
 
 #include <benchmark/benchmark.h>
 

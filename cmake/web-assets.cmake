@@ -1,4 +1,4 @@
-# The lab's HTML report (src/lab/html_report.cpp) embeds uPlot and web/'s page: npm ci installs the pinned uPlot
+# The lab's HTML report (src/hotpath/lab/html_report.cpp) embeds uPlot and web/'s page: npm ci installs the pinned uPlot
 # (web/package-lock.json) into the build folder at configure time, and a build step turns the files into a .cpp.
 # Sets HOTPATH_WEB_ASSETS_CPP to that generated file.
 find_program(HOTPATH_NPM npm)

@@ -1,6 +1,6 @@
 // libFuzzer target for chunked_decoder: no crash or over-read, and decoding in place in two pieces or byte by byte
 // gives exactly what decoding the whole input gives.
-#include "http/chunked_decoder.hpp"
+#include <hotpath/http/chunked_decoder.hpp>
 
 #include <cstdint>
 #include <cstdlib>

@@ -2,7 +2,7 @@
 // results, and tell whether a view lies inside the input.
 #pragma once
 
-#include "http/request_parser.hpp"
+#include <hotpath/http/request_parser.hpp>
 
 #include <cstdlib>
 #include <string_view>

@@ -1,6 +1,6 @@
 // libFuzzer target for request_parser: no crash or over-read, views inside the input, and any split of the input
 // answers exactly like the whole.
-#include "http/request_parser.hpp"
+#include <hotpath/http/request_parser.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -1,7 +1,7 @@
 // libFuzzer target for response_parser and the body_reader after it: no crash or over-read, views inside the input,
 // framing consistent with the status, and any split of the input answers exactly like the whole.
-#include "http/body_reader.hpp"
-#include "http/response_parser.hpp"
+#include <hotpath/http/body_reader.hpp>
+#include <hotpath/http/response_parser.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -3,7 +3,7 @@
 // stream. Properties: no crash (ASan, UBSan), the connection closes by itself after the end (no hang), what it wrote
 // is HTTP responses one after another, at most one final response per request it could have read, and the loop
 // holds no connection afterwards.
-#include "server/app.hpp"
+#include <hotpath/server/app.hpp>
 #include "support/memory_server.hpp"
 
 #include "fuzz_support.hpp"

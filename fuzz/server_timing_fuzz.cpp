@@ -1,6 +1,6 @@
 // libFuzzer target for parse_server_timing: no crash or over-read, names are tokens and every view lies inside the
 // field value, durations are finite, and parsing appends to what the vector held without touching it.
-#include "http/server_timing.hpp"
+#include <hotpath/http/server_timing.hpp>
 
 #include "fuzz_support.hpp"
 

@@ -1,11 +1,11 @@
-// `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/lab/); `lab diagnose URL`
+// `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/hotpath/lab/); `lab diagnose URL`
 // reads any running hotpath service; `lab compare OLD NEW` sets two runs side by side.
 #include "command.hpp"
 
-#include "lab/cases.hpp"
-#include "lab/compare.hpp"
-#include "lab/diagnose.hpp"
-#include "lab/runner.hpp"
+#include <hotpath/lab/cases.hpp>
+#include <hotpath/lab/compare.hpp>
+#include <hotpath/lab/diagnose.hpp>
+#include <hotpath/lab/runner.hpp>
 
 #include <CLI/CLI.hpp>
 

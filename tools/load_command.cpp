@@ -1,10 +1,10 @@
 // `hotpath load URL [options]` and `hotpath load merge FILES`: options to a plan (load/options.hpp), a run, reports.
 #include "command.hpp"
 
-#include "load/merge.hpp"
-#include "load/options.hpp"
-#include "load/report.hpp"
-#include "load/runner.hpp"
+#include <hotpath/load/merge.hpp>
+#include <hotpath/load/options.hpp>
+#include <hotpath/load/report.hpp>
+#include <hotpath/load/runner.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>

@@ -1,8 +1,8 @@
 // `hotpath probe URL [options]`: options to a probe plan (probe/probe.hpp), its requests, a report or JSON.
 #include "command.hpp"
 
-#include "probe/probe.hpp"
-#include "probe/report.hpp"
+#include <hotpath/probe/probe.hpp>
+#include <hotpath/probe/report.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>

@@ -5,8 +5,8 @@
 #include "apps/freight/service.hpp"
 #include "apps/profile/service.hpp"
 #include "apps/storage/files.hpp"
-#include "load/plan.hpp"
-#include "server/server.hpp"
+#include <hotpath/load/plan.hpp>
+#include <hotpath/server/server.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>

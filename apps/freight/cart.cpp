@@ -1,7 +1,7 @@
 // The lean variant's cart reader: one pass over the body, nothing allocated, the same verdicts as Boost.JSON.
 #include "apps/freight/cart.hpp"
 
-#include "http/char_class.hpp"
+#include <hotpath/http/char_class.hpp>
 
 #include <fmt/format.h>
 

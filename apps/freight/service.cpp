@@ -3,7 +3,7 @@
 
 #include "apps/freight/cart.hpp"
 #include "apps/freight/table.hpp"
-#include "server/json.hpp"
+#include <hotpath/server/json.hpp>
 
 #include <sqlite3.h>
 

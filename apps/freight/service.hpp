@@ -2,7 +2,7 @@
 #pragma once
 
 #include "apps/freight/index.hpp"
-#include "server/app.hpp"
+#include <hotpath/server/app.hpp>
 
 #include <atomic>
 #include <memory>

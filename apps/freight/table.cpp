@@ -1,7 +1,7 @@
 // The freight table in SQLite: schema, generation from a seed, CSV import, reading it back.
 #include "apps/freight/table.hpp"
 
-#include "core/alloc_count.hpp"
+#include <hotpath/core/alloc_count.hpp>
 
 #include "apps/freight/index.hpp"
 

@@ -1,8 +1,8 @@
 // GET /profile/{sync,async,offload}/{id}: the same answer after the same delay, spent three ways.
 #include "apps/profile/service.hpp"
 
-#include "net/sleep.hpp"
-#include "server/blocking.hpp"
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/blocking.hpp>
 
 #include <fmt/format.h>
 

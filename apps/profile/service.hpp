@@ -2,8 +2,8 @@
 // waiting asynchronously, and offloading the blocking call to a bounded pool.
 #pragma once
 
-#include "net/blocking_pool.hpp"
-#include "server/app.hpp"
+#include <hotpath/net/blocking_pool.hpp>
+#include <hotpath/server/app.hpp>
 
 #include <chrono>
 #include <cstddef>

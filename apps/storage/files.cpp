@@ -2,9 +2,9 @@
 // threads, which do every system call that may wait on the disk.
 #include "apps/storage/files.hpp"
 
-#include "server/blocking.hpp"
+#include <hotpath/server/blocking.hpp>
 
-#include "http/char_class.hpp"
+#include <hotpath/http/char_class.hpp>
 
 #include <boost/json.hpp>
 

@@ -2,8 +2,8 @@
 // their disk work on a bounded pool of threads so that a slow disk holds requests, never a loop.
 #pragma once
 
-#include "net/blocking_pool.hpp"
-#include "server/app.hpp"
+#include <hotpath/net/blocking_pool.hpp>
+#include <hotpath/server/app.hpp>
 
 #include <cstdint>
 #include <filesystem>

@@ -4,9 +4,9 @@
 #include "apps/freight/index.hpp"
 #include "apps/freight/service.hpp"
 #include "apps/freight/table.hpp"
-#include "core/alloc_count.hpp"
-#include "load/feed.hpp"
-#include "load/scenario.hpp"
+#include <hotpath/core/alloc_count.hpp>
+#include <hotpath/load/feed.hpp>
+#include <hotpath/load/scenario.hpp>
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
 

@@ -1,11 +1,11 @@
 // The client's metrics after real calls over loopback: calls by downstream, route and outcome, durations, the
 // pools' connections, waiters and calls in flight, each loop's figures summed, and a page Prometheus accepts.
-#include "client/client.hpp"
-#include "core/error.hpp"
-#include "core/when_all.hpp"
-#include "metrics/prometheus.hpp"
-#include "metrics/source.hpp"
-#include "net/sleep.hpp"
+#include <hotpath/client/client.hpp>
+#include <hotpath/core/error.hpp>
+#include <hotpath/core/when_all.hpp>
+#include <hotpath/metrics/prometheus.hpp>
+#include <hotpath/metrics/source.hpp>
+#include <hotpath/net/sleep.hpp>
 #include "support/loop_runner.hpp"
 #include "support/promtool.hpp"
 #include "support/raw_peer.hpp"

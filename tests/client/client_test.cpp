@@ -1,9 +1,9 @@
 // The pooled client against the project's own server and scripted raw peers, over loopback.
-#include "client/client.hpp"
-#include "client/json.hpp"
-#include "core/error.hpp"
-#include "core/when_all.hpp"
-#include "net/sleep.hpp"
+#include <hotpath/client/client.hpp>
+#include <hotpath/client/json.hpp>
+#include <hotpath/core/error.hpp>
+#include <hotpath/core/when_all.hpp>
+#include <hotpath/net/sleep.hpp>
 #include "support/loop_runner.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_peer.hpp"

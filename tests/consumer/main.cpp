@@ -1,5 +1,5 @@
 // Serves one route from an installed hotpath on a free port, answers one request from itself, exits 0.
-#include "server/server.hpp"
+#include <hotpath/server.hpp>
 
 #include <arpa/inet.h>
 #include <cstdio>

@@ -16,12 +16,20 @@ for internal in net/uring.hpp net/epoll.hpp net/epoll_transport.hpp net/listener
         exit 1
     fi
 done
-# Every installed header in one translation unit: none may include a header that was not installed.
-(cd "$include_dir" && find . -name '*.hpp' | sort | sed 's|^\./\(.*\)$|#include "\1"|') >"$work/all_headers.cpp"
+# Each installed header compiles on its own, in a translation unit of its own, as a user includes it
+# (#include <hotpath/...>): none may need another included first, nor include a header that was not installed.
+mkdir -p "$work/headers"
+(cd "$work/prefix/include" && find hotpath -name '*.hpp' | sort) | while read -r header; do
+    echo "#include <$header>" >"$work/headers/$(echo "$header" | tr '/.' '__').cpp"
+done
+headers=$(find "$work/headers" -name '*.cpp' | sort | tr '\n' ';')
+test -n "$headers" || { echo "consumer: no header installed" >&2; exit 1; }
+test -e "$include_dir/server.hpp" || { echo "consumer: <hotpath/server.hpp> not installed" >&2; exit 1; }
 cmake -S "$source_dir" -B "$work/build" -G Ninja -DCMAKE_PREFIX_PATH="$work/prefix" -DCMAKE_BUILD_TYPE=Release \
-    -DHOTPATH_ALL_HEADERS="$work/all_headers.cpp" >/dev/null
+    -DHOTPATH_ALL_HEADERS="$headers" >/dev/null
 cmake --build "$work/build" >/dev/null
-test -n "$(find "$work/build" -name "all_headers.cpp.o")" || { echo "consumer: all_headers not built" >&2; exit 1; }
+test "$(find "$work/build" -name "*.hpp.cpp.o" -o -name "*_hpp.cpp.o" | wc -l)" -eq "$(echo "$headers" | tr ';' '\n' | grep -c .)" ||
+    { echo "consumer: not every header was compiled on its own" >&2; exit 1; }
 "$work/build/consumer"
 
 # A Boost that says it is 1.99.0 and forwards to the real one, which is hidden from the search (under /lib as

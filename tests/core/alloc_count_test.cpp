@@ -1,5 +1,5 @@
 // Without the counting allocator (this test does not link it), core's defaults say so and count nothing.
-#include "core/alloc_count.hpp"
+#include <hotpath/core/alloc_count.hpp>
 
 #include <gtest/gtest.h>
 

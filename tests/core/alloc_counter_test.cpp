@@ -1,5 +1,5 @@
 // The counting allocator (linked into this test): exact counts per thread, every form of operator new counted.
-#include "core/alloc_count.hpp"
+#include <hotpath/core/alloc_count.hpp>
 
 #include <gtest/gtest.h>
 

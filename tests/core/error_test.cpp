@@ -1,5 +1,5 @@
 // hotpath::errc: every value is an error (never 0, which std::error_code reads as success) with its own message.
-#include "core/error.hpp"
+#include <hotpath/core/error.hpp>
 
 #include <gtest/gtest.h>
 

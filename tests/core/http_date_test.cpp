@@ -1,5 +1,5 @@
 // The HTTP date formatter against the C library's gmtime_r, over every day of five centuries and edge times.
-#include "core/http_date.hpp"
+#include <hotpath/core/http_date.hpp>
 
 #include <gtest/gtest.h>
 

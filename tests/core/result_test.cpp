@@ -1,6 +1,6 @@
 // result<T>: construction from values and errors, and value() on an error terminating with a message.
-#include "core/error.hpp"
-#include "core/result.hpp"
+#include <hotpath/core/error.hpp>
+#include <hotpath/core/result.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Durations and sizes: tables of what is read and written, and round trips.
-#include "core/units.hpp"
+#include <hotpath/core/units.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // body_reader: each framing fed whole, split at every offset, and byte by byte; the body bytes and the end
 // must come out the same every way, and input past the end must be left for the next message.
-#include "http/body_reader.hpp"
+#include <hotpath/http/body_reader.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Table-driven tests of chunked_decoder: each case decoded whole and in place, split at every offset in place, and
 // byte by byte with each byte at a guard page.
-#include "http/chunked_decoder.hpp"
+#include <hotpath/http/chunked_decoder.hpp>
 
 #include "support/guard_page.hpp"
 

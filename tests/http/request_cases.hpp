@@ -3,8 +3,8 @@
 // transports, by tests/server/server_connection_test.cpp.
 #pragma once
 
-#include "http/request_head.hpp"
-#include "http/status.hpp"
+#include <hotpath/http/request_head.hpp>
+#include <hotpath/http/status.hpp>
 
 #include <cstdint>
 #include <optional>

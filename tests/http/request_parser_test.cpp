@@ -1,6 +1,6 @@
 // Table-driven tests of request_parser: each case is fed whole, split at every offset and byte by byte, always
 // ending at a guard page so that any read past the input crashes the test.
-#include "http/request_parser.hpp"
+#include <hotpath/http/request_parser.hpp>
 
 #include "http/request_cases.hpp"
 #include "support/guard_page.hpp"

@@ -1,6 +1,6 @@
 // Table-driven tests of response_parser: each case is fed whole, split at every offset and byte by byte, always
 // ending at a guard page so that any read past the input crashes the test.
-#include "http/response_parser.hpp"
+#include <hotpath/http/response_parser.hpp>
 
 #include "support/guard_page.hpp"
 

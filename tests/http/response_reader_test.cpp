@@ -1,7 +1,7 @@
 // The response reader, as a connection drives it: streams of responses fed whole, split at every offset and byte by
 // byte, each read from a buffer that ends at a guard page; the transcript (statuses, bodies, the end) must not
 // depend on how the bytes arrived.
-#include "http/response_reader.hpp"
+#include <hotpath/http/response_reader.hpp>
 
 #include "support/guard_page.hpp"
 

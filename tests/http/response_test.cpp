@@ -1,5 +1,5 @@
 // Response serialisation: status line, fixed fields, Content-Length, Connection, HEAD, header injection.
-#include "http/response.hpp"
+#include <hotpath/http/response.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Route matching: literals, parameters, precedence, trailing slash, 404 and 405 with Allow, any-method routes.
-#include "http/router.hpp"
+#include <hotpath/http/router.hpp>
 
 #include <gtest/gtest.h>
 

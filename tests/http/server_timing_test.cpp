@@ -1,6 +1,6 @@
 // Table-driven tests of the Server-Timing parser: each case is parsed whole and as every prefix, always ending at a
 // guard page so that any read past the field value crashes the test; then seeded random junk.
-#include "http/server_timing.hpp"
+#include <hotpath/http/server_timing.hpp>
 
 #include "support/guard_page.hpp"
 

@@ -1,5 +1,5 @@
 // The URL type: a table of accepted URLs with their parts, and one of refused ones with their messages.
-#include "http/url.hpp"
+#include <hotpath/http/url.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Case 1 end to end in-process: the aggregator calling the weather service through the pooled client.
 #include "apps/apps.hpp"
-#include "net/sleep.hpp"
+#include <hotpath/net/sleep.hpp>
 #include "support/promtool.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_peer.hpp"

@@ -1,6 +1,6 @@
 // A real Prometheus server (Debian's prometheus package) scrapes a running `hotpath serve platform` and answers
 // queries on its series: the exposition is read by the program it is written for, not only checked by promtool.
-#include "client/client.hpp"
+#include <hotpath/client/client.hpp>
 #include "support/child_process.hpp"
 #include "support/loop_runner.hpp"
 

@@ -1,7 +1,7 @@
 // A child process for server_test: a program that starts a server and waits for SIGTERM without ever calling
 // server::block_stop_signals(), as one written without knowing of it would.
-#include "net/sleep.hpp"
-#include "server/server.hpp"
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/server.hpp>
 #include "support/test_server.hpp"
 
 #include <charconv>

@@ -1,10 +1,10 @@
 // The lab's plan as data: the five cases in CASES.md's order, each variant's profile a valid load plan, the
 // write-ups' shapes (240 then 480 users, a step to 4,000, 64 connections pipelined), the freight scenario
 // readable, --quick short enough; and the headline of a throughput whose denominator had no success at all.
-#include "lab/cases.hpp"
-#include "lab/report.hpp"
-#include "load/options.hpp"
-#include "load/scenario.hpp"
+#include <hotpath/lab/cases.hpp>
+#include <hotpath/lab/report.hpp>
+#include <hotpath/load/options.hpp>
+#include <hotpath/load/scenario.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

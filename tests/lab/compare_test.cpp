@@ -1,5 +1,5 @@
 // lab compare's pairing and verdicts on sides built in memory, with case and variant names no case uses.
-#include "lab/compare.hpp"
+#include <hotpath/lab/compare.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The lab's diagnosis rules on synthetic /debug/routes reports, with route names no case uses.
-#include "lab/diagnosis.hpp"
-#include "server/stall_event.hpp"
+#include <hotpath/lab/diagnosis.hpp>
+#include <hotpath/server/stall_event.hpp>
 
 #include <gtest/gtest.h>
 

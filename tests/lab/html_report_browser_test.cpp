@@ -2,7 +2,7 @@
 // the test reads back what the page's own script wrote into the DOM (charts drawn, their series, script errors,
 // colour scheme, width), checks in chromium's net log that the page asked for nothing over the network, and keeps
 // screenshots (light, dark, phone) under the build folder. Skipped when chromium is absent.
-#include "lab/html_report.hpp"
+#include <hotpath/lab/html_report.hpp>
 
 #include "lab/lab_documents.hpp"
 

@@ -1,6 +1,6 @@
 // lab::report_html on hand-written result documents: one self-contained file, uPlot inside, no URL, every text from
 // the documents escaped, and the embedded data parsing back to the documents given.
-#include "lab/html_report.hpp"
+#include <hotpath/lab/html_report.hpp>
 
 #include "lab/lab_documents.hpp"
 

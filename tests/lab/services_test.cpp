@@ -1,7 +1,7 @@
 // The lab's child services as real processes: a peer (a program that is not `hotpath serve`) on a port the lab
 // chose, a peer that cannot start, one that exits at once, and one that writes far more than a pipe holds before
 // it serves (its output is drained, so it never blocks).
-#include "lab/services.hpp"
+#include <hotpath/lab/services.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // The load engine against the project's own server on loopback: counts, rates, latency and the stall test.
-#include "load/report.hpp"
-#include "load/runner.hpp"
-#include "net/sleep.hpp"
-#include "server/server.hpp"
+#include <hotpath/load/report.hpp>
+#include <hotpath/load/runner.hpp>
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/server.hpp>
 #include "support/test_server.hpp"
 
 #include <boost/json.hpp>

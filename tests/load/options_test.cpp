@@ -1,5 +1,5 @@
 // Building a plan from typed options: defaults, overrides of a scenario, and the one set of checks.
-#include "load/options.hpp"
+#include <hotpath/load/options.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // Parsing load plans: URLs, durations, stages, thresholds; the request bytes built from a plan.
-#include "load/plan.hpp"
+#include <hotpath/load/plan.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The "hotpath-load/1" JSON document: bit-exact round trips, exact merging, and refusal of bad input.
-#include "load/merge.hpp"
-#include "load/report.hpp"
+#include <hotpath/load/merge.hpp>
+#include <hotpath/load/report.hpp>
 
 #include <boost/json.hpp>
 #include <fmt/core.h>

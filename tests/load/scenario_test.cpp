@@ -1,6 +1,6 @@
 // Scenario files: the five case examples, CSV feeds, placeholders, every validation error, and the TOML round trip.
-#include "load/feed.hpp"
-#include "load/scenario.hpp"
+#include <hotpath/load/feed.hpp>
+#include <hotpath/load/scenario.hpp>
 
 #include <gtest/gtest.h>
 

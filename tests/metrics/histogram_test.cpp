@@ -1,5 +1,5 @@
 // Histogram layout, precision, percentiles, exact statistics, exact merging and the coordinated-omission case.
-#include "metrics/histogram.hpp"
+#include <hotpath/metrics/histogram.hpp>
 
 #include <gtest/gtest.h>
 

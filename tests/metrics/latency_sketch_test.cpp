@@ -1,6 +1,6 @@
 // The latency sketch behind /debug/routes: every value reported within 1/32 of the values its bucket holds, the
 // ends clamped, quantiles by rank.
-#include "metrics/latency_sketch.hpp"
+#include <hotpath/metrics/latency_sketch.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // The Prometheus text writer: families, escaping, number formats and cumulative histogram buckets.
-#include "metrics/duration_buckets.hpp"
-#include "metrics/prometheus.hpp"
+#include <hotpath/metrics/duration_buckets.hpp>
+#include <hotpath/metrics/prometheus.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Compiled by ctest, not by the build: registers routes through app.map, and with HOTPATH_MAP_OTHER defined also
 // for http::method::other, which must not compile (app.any is the route for every method).
-#include "server/app.hpp"
+#include <hotpath/server/app.hpp>
 
 void register_routes(hotpath::app& a);
 

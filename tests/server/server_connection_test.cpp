@@ -2,8 +2,8 @@
 // split at every byte; pipelining, bodies read as they arrive, a reader that stops reading, and drain, with no
 // socket and no kernel in the way.
 #include "http/request_cases.hpp"
-#include "net/sleep.hpp"
-#include "server/app.hpp"
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/app.hpp>
 #include "support/memory_server.hpp"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The stall line: what the server writes reads back as the same event, and other lines are not stalls.
-#include "server/stall_event.hpp"
+#include <hotpath/server/stall_event.hpp>
 
 #include <gtest/gtest.h>
 

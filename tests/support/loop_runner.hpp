@@ -1,9 +1,9 @@
 // Runs a coroutine on a fresh event loop in the calling thread, for tests of code that must run on a loop.
 #pragma once
 
-#include "core/task.hpp"
-#include "net/loop.hpp"
-#include "net/timer.hpp"
+#include <hotpath/core/task.hpp>
+#include <hotpath/net/loop.hpp>
+#include <hotpath/net/timer.hpp>
 #include "support/test_server.hpp"
 
 #include <chrono>

@@ -3,9 +3,9 @@
 // (server/worker.hpp), as only tests may.
 #pragma once
 
-#include "server/app.hpp"
-#include "server/server.hpp"
-#include "server/worker.hpp"
+#include <hotpath/server/app.hpp>
+#include <hotpath/server/server.hpp>
+#include <hotpath/server/worker.hpp>
 #include "support/memory_transport.hpp"
 #include "support/test_server.hpp"
 

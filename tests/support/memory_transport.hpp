@@ -3,8 +3,8 @@
 // between them on the loop's thread, in the pieces the test chooses.
 #pragma once
 
-#include "net/loop.hpp"
-#include "net/transport.hpp"
+#include <hotpath/net/loop.hpp>
+#include <hotpath/net/transport.hpp>
 
 #include <cstddef>
 #include <cstdint>

@@ -1,7 +1,7 @@
 // Runs a hotpath server in-process on 127.0.0.1 with a free port, for integration tests.
 #pragma once
 
-#include "server/server.hpp"
+#include <hotpath/server/server.hpp>
 
 #include <cstdlib>
 #include <memory>

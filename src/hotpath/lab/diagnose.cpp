@@ -1,0 +1,237 @@
+// `hotpath lab diagnose URL`: scrape, watch or load, scrape again, diagnose what changed.
+#include <hotpath/lab/diagnose.hpp>
+
+#include <hotpath/lab/diagnosis.hpp>
+#include <hotpath/lab/services.hpp>
+#include <hotpath/load/plan.hpp>
+#include <hotpath/load/report.hpp>
+#include <hotpath/load/runner.hpp>
+
+#include <fmt/core.h>
+
+#include <chrono>
+#include <thread>
+
+namespace hotpath::lab {
+
+namespace {
+
+using namespace std::chrono_literals;
+
+constexpr std::chrono::seconds scrape_timeout{5};
+
+// http://127.0.0.1:PORT[/path] or http://localhost:PORT[/path]: the lab reads services on this machine only.
+bool parse_local_url(const std::string& text, std::uint16_t& port, std::string& path, std::string& why) {
+    auto u = http::parse_url(text);
+    if (!u) {
+        why = std::move(u).error().message + " (e.g. http://127.0.0.1:5060)";
+        return false;
+    }
+    if (auto plain = http::require_plain_http(*u); !plain) {
+        why = std::move(plain).error().message;
+        return false;
+    }
+    if (u->host != "127.0.0.1" && u->host != "localhost") {
+        why = fmt::format("'{}': lab diagnose reads services on 127.0.0.1 only", text);
+        return false;
+    }
+    port = u->port;
+    path = u->target;
+    return true;
+}
+
+enum class scrape_status : std::uint8_t { ok, down, overloaded, not_hotpath };
+
+// An overloaded hotpath service refuses the report's request too (503 at its in-flight or connection limit):
+// asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all.
+scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
+    const auto until = std::chrono::steady_clock::now() + scrape_timeout;
+    auto got = get_local(port, "/debug/routes", scrape_timeout);
+    while (got && got->status == 503 && std::chrono::steady_clock::now() < until && !interrupted()) {
+        std::this_thread::sleep_for(50ms);
+        got = get_local(port, "/debug/routes", scrape_timeout);
+    }
+    if (!got) {
+        why = got.error().message;
+        return scrape_status::down;
+    }
+    if (got->status == 503) {
+        why = fmt::format("GET /debug/routes answered 503 for {} s: the service is over its limits, even for its "
+                          "report",
+                          scrape_timeout.count());
+        return scrape_status::overloaded;
+    }
+    if (got->status != 200) {
+        why = fmt::format("GET /debug/routes answered {}", got->status);
+        return scrape_status::not_hotpath;
+    }
+    auto parsed = parse_route_report(got->body);
+    if (!parsed) {
+        why = "GET /debug/routes is not a hotpath route report: " + parsed.error().message;
+        return scrape_status::not_hotpath;
+    }
+    out = std::move(*parsed);
+    return scrape_status::ok;
+}
+
+// The one line and exit code of a scrape that failed: 1 for a service down or overloaded, 2 for one that is not
+// hotpath. `down_words` says how it is down ("nothing answers at", before; "it stopped answering:", after).
+int scrape_failed(scrape_status st, const std::string& base, std::string_view down_words, const std::string& why,
+                  std::FILE* err) {
+    switch (st) {
+    case scrape_status::down:
+        fmt::print(err, "hotpath: lab diagnose: {} {}: {}\n", down_words, base, why);
+        return 1;
+    case scrape_status::not_hotpath:
+        fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
+        return 2;
+    case scrape_status::overloaded:
+    case scrape_status::ok:
+        break;
+    }
+    fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
+    return 1;
+}
+
+// Waits `length`, or until SIGINT/SIGTERM; false when interrupted.
+bool watch(std::chrono::nanoseconds length) {
+    const auto until = std::chrono::steady_clock::now() + length;
+    while (std::chrono::steady_clock::now() < until) {
+        if (interrupted()) {
+            return false;
+        }
+        std::this_thread::sleep_for(
+            std::min<std::chrono::nanoseconds>(100ms, until - std::chrono::steady_clock::now()));
+    }
+    return !interrupted();
+}
+
+std::string ms_text(std::uint64_t ns) {
+    return format_duration_ns(static_cast<double>(ns));
+}
+
+} // namespace
+
+int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
+    block_stop_signals();
+    std::uint16_t port = 0;
+    std::string path;
+    std::string why;
+    if (!parse_local_url(o.url, port, path, why)) {
+        fmt::print(err, "hotpath: lab diagnose: {}\n", why);
+        return 2;
+    }
+    const auto length = parse_duration(o.duration);
+    if (!length || length->count() <= 0) {
+        fmt::print(err, "hotpath: lab diagnose: bad --duration '{}' (e.g. 10s)\n", o.duration);
+        return 2;
+    }
+    const bool loading = o.load || o.load_with.connections || o.load_with.rate || !o.paths.empty();
+    load::plan plan;
+    if (loading) {
+        load::load_options lo = o.load_with;
+        if (!lo.connections && !lo.rate) {
+            lo.connections = 10; // --load alone: a closed model of 10 connections
+        }
+        lo.url = o.url;
+        lo.duration = o.duration;
+        if (!load::make_plan(lo, plan, why)) {
+            fmt::print(err, "hotpath: lab diagnose: {}\n", why);
+            return 2;
+        }
+        for (const std::string& p : o.paths) { // a scenario of one GET per path, equally weighted
+            if (p.empty() || p.front() != '/') {
+                fmt::print(err, "hotpath: lab diagnose: --path '{}' must start with /\n", p);
+                return 2;
+            }
+            load::request_spec r;
+            r.name = p;
+            r.path_and_query = p;
+            plan.scenario.push_back(std::move(r));
+        }
+    }
+
+    route_report before;
+    const std::string base = fmt::format("http://127.0.0.1:{}", port);
+    if (const auto st = scrape(port, before, why); st != scrape_status::ok) {
+        return scrape_failed(st, base, "nothing answers at", why, err);
+    }
+
+    std::string how;
+    if (loading) {
+        std::string what = plan.to.text();
+        for (std::size_t i = 0; i < o.paths.size(); ++i) {
+            what = (i == 0 ? base : what + ",") + o.paths[i];
+        }
+        fmt::print(out, "hotpath lab diagnose: loading {} for {} ({} connections{})\n", what, o.duration,
+                   plan.connections, o.load_with.rate ? fmt::format(", {}/s", *o.load_with.rate) : std::string());
+        std::fflush(out);
+        int stopped_by = 0;
+        auto r = load::run(plan, load::progress_mode::none, err, why, &stopped_by);
+        note_signal(stopped_by);
+        if (interrupted()) {
+            fmt::print(err, "hotpath: lab diagnose interrupted\n");
+            return 130;
+        }
+        if (!r) {
+            fmt::print(err, "hotpath: lab diagnose: the load could not run: {}\n", why);
+            return 1;
+        }
+        const double seconds = std::chrono::duration<double>(r->measured).count();
+        fmt::print(out, "load: {} responses, {:.0f}/s, p50 {} p95 {} p99 {}, {} errors, {} answered 503\n",
+                   thousands(r->responses), seconds > 0 ? static_cast<double>(r->responses) / seconds : 0.0,
+                   ms_text(r->latency.value_at_percentile(50)), ms_text(r->latency.value_at_percentile(95)),
+                   ms_text(r->latency.value_at_percentile(99)), thousands(r->error_total()),
+                   thousands(r->statuses[503]));
+        how = "under the lab's load";
+    } else {
+        fmt::print(out, "hotpath lab diagnose: watching {} for {} (no load sent: give --load to send some)\n", base,
+                   o.duration);
+        std::fflush(out);
+        if (!watch(*length)) {
+            fmt::print(err, "hotpath: lab diagnose interrupted\n");
+            return 130;
+        }
+        how = "under the load it had";
+    }
+
+    route_report after;
+    if (const auto st = scrape(port, after, why); st != scrape_status::ok) {
+        return scrape_failed(st, base, "it stopped answering:", why, err);
+    }
+    route_report window = difference(before, after);
+    // The window's own scrape of the report is this tool's traffic, not the service's: left out of it.
+    std::erase_if(window.routes,
+                  [](const route_figures& r) { return r.method == "GET" && r.route == "/debug/routes"; });
+    std::uint64_t answered = 0;
+    for (const auto& r : window.routes) {
+        answered += r.requests;
+    }
+    if (answered > 0) {
+        fmt::print(out,
+                   "diagnosis of the {} {} ({} answers; counts, shares and stalls of the window, percentiles since "
+                   "the service started):\n",
+                   o.duration, how, thousands(answered));
+    } else {
+        window = after;
+        fmt::print(out, "nothing was answered in the {}: diagnosis of everything since the service started:\n",
+                   o.duration);
+    }
+    const std::vector<finding> findings = diagnose(window);
+    bool problem = false;
+    for (const finding& f : findings) {
+        problem = problem || f.problem;
+        fmt::print(out, "  {:<8} {:<17} {}\n", f.problem ? "problem" : "note", to_string(f.what), f.text);
+    }
+    if (findings.empty()) {
+        fmt::print(out, "  no route has answered enough requests to judge (give --load to send some)\n");
+    }
+    fmt::print(out, "{}\n",
+               problem            ? "verdict: see the problems above"
+               : findings.empty() ? "verdict: nothing to judge"
+                                  : "verdict: nothing wrong");
+    std::fflush(out);
+    return 0;
+}
+
+} // namespace hotpath::lab

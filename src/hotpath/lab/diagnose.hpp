@@ -1,0 +1,31 @@
+// `hotpath lab diagnose URL`: the lab's diagnosis pointed at any running hotpath service on 127.0.0.1, either
+// loaded by the lab itself (src/hotpath/load) or watched under someone else's load, its GET /debug/routes read before and
+// after.
+#pragma once
+
+#include <hotpath/load/options.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace hotpath::lab {
+
+// `hotpath lab diagnose URL [--duration D] [--load] [-c N] [--rate R] [--path P]...` as typed.
+struct diagnose_options {
+    std::string url;                // http://127.0.0.1:PORT[/path]: the service, and the path a load sends to
+    std::string duration = "10s";   // how long to watch, or to load
+    bool load = false;              // send load (also when connections or rate is given); else watch
+    load::load_options load_with;   // connections, rate, timeout; the url and duration are set from the above
+    std::vector<std::string> paths; // load these paths evenly (implies load); empty: the URL's path
+};
+
+// Scrapes, waits (watching or loading), scrapes again, prints the findings of what changed in between on `out`
+// (or of the whole report since the service started, when nothing was answered in between, and says which).
+// Exit codes: 0 findings printed ("nothing wrong" for a healthy service); 1 nothing answers at the URL (down,
+// refused, timed out) or the load could not run; 2 bad usage, or the URL answers but is not a hotpath service
+// (no GET /debug/routes report); 130 interrupted. Failures are one line on `err`. Blocks SIGINT/SIGTERM in the
+// calling thread (call from main's thread before any other thread starts).
+int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err);
+
+} // namespace hotpath::lab

@@ -1,0 +1,328 @@
+// The diagnosis rules over a parsed /debug/routes report.
+#include <hotpath/lab/diagnosis.hpp>
+
+#include <hotpath/load/report.hpp>
+#include <hotpath/server/stall_event.hpp>
+
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <array>
+#include <bit>
+#include <cmath>
+#include <cstdlib>
+
+namespace hotpath::lab {
+
+namespace {
+
+int percent(double share) {
+    return static_cast<int>(std::lround(share * 100));
+}
+
+// "850us", "1.02s": as the load reports write durations.
+std::string duration(double ms) {
+    return format_duration_ns(ms * 1e6);
+}
+
+std::string name_of(const route_figures& r) {
+    return r.method + " " + r.route;
+}
+
+std::uint64_t minus(std::uint64_t after, std::uint64_t before) {
+    return after > before ? after - before : 0; // a restarted service: its counters began again
+}
+
+} // namespace
+
+std::string thousands(std::uint64_t n) {
+    std::string digits = std::to_string(n);
+    for (auto i = static_cast<std::ptrdiff_t>(digits.size()) - 3; i > 0; i -= 3) {
+        digits.insert(static_cast<std::size_t>(i), 1, ',');
+    }
+    return digits;
+}
+
+std::string_view to_string(finding::kind k) noexcept {
+    switch (k) {
+    case finding::kind::sequential_calls:
+        return "sequential_calls";
+    case finding::kind::flooding:
+        return "flooding";
+    case finding::kind::downstream_bound:
+        return "downstream_bound";
+    case finding::kind::queueing:
+        return "queueing";
+    case finding::kind::server_errors:
+        return "server_errors";
+    case finding::kind::allocation_churn:
+        return "allocation_churn";
+    case finding::kind::blocked_loop:
+        return "blocked_loop";
+    case finding::kind::busy_loop:
+        return "busy_loop";
+    case finding::kind::overload:
+        return "overload";
+    case finding::kind::healthy:
+        return "healthy";
+    }
+    return "healthy";
+}
+
+route_report difference(const route_report& before, const route_report& after) {
+    route_report out;
+    out.loops = after.loops;
+    out.allocations_counted = after.allocations_counted;
+    out.server = after.server;
+    out.server.stalls = minus(after.server.stalls, before.server.stalls);
+    out.server.refused_in_flight = minus(after.server.refused_in_flight, before.server.refused_in_flight);
+    out.server.refused_connections = minus(after.server.refused_connections, before.server.refused_connections);
+    out.server.refused_draining = minus(after.server.refused_draining, before.server.refused_draining);
+    for (const route_figures& a : after.routes) {
+        const auto same = std::find_if(before.routes.begin(), before.routes.end(), [&](const route_figures& b) {
+            return b.method == a.method && b.route == a.route;
+        });
+        const route_figures zero;
+        const route_figures& b = same != before.routes.end() ? *same : zero;
+        route_figures d = a; // percentiles, the most calls in flight, the longest stall: since the start
+        d.requests = minus(a.requests, b.requests);
+        d.stalls = minus(a.stalls, b.stalls);
+        if (d.requests == 0 && d.stalls == 0) {
+            continue;
+        }
+        d.status_1xx = minus(a.status_1xx, b.status_1xx);
+        d.status_2xx = minus(a.status_2xx, b.status_2xx);
+        d.status_3xx = minus(a.status_3xx, b.status_3xx);
+        d.status_4xx = minus(a.status_4xx, b.status_4xx);
+        d.status_5xx = minus(a.status_5xx, b.status_5xx);
+        d.stall_held_ms = std::max(0.0, a.stall_held_ms - b.stall_held_ms);
+        // Sums rebuilt from the means and shares of each side, then divided again over the window.
+        const auto an = static_cast<double>(a.requests);
+        const auto bn = static_cast<double>(b.requests);
+        const auto n = static_cast<double>(d.requests);
+        const double total = std::max(0.0, a.mean_ms * an - b.mean_ms * bn);
+        auto part = [&](double route_figures::*share) {
+            return std::max(0.0, a.*share * a.mean_ms * an - b.*share * b.mean_ms * bn);
+        };
+        const double queue = part(&route_figures::queue);
+        const double app = part(&route_figures::app);
+        const double downstream = part(&route_figures::downstream);
+        const double wait = part(&route_figures::wait);
+        const double write = part(&route_figures::write);
+        d.queue = total > 0 ? queue / total : 0;
+        d.app = total > 0 ? app / total : 0;
+        d.downstream = total > 0 ? downstream / total : 0;
+        d.wait = total > 0 ? wait / total : 0;
+        d.write = total > 0 ? write / total : 0;
+        d.mean_ms = n > 0 ? total / n : 0;
+        d.queue_mean_ms = n > 0 ? queue / n : 0;
+        d.app_mean_ms = n > 0 ? app / n : 0;
+        d.downstream_mean_ms = n > 0 ? downstream / n : 0;
+        d.wait_mean_ms = n > 0 ? wait / n : 0;
+        d.write_mean_ms = n > 0 ? write / n : 0;
+        d.calls_per_request = n > 0 ? std::max(0.0, a.calls_per_request * an - b.calls_per_request * bn) / n : 0;
+        const auto per_request = [&](const std::optional<double> route_figures::*figure) -> std::optional<double> {
+            if (!(a.*figure)) {
+                return std::nullopt;
+            }
+            const double before_sum = (b.*figure).value_or(0) * bn;
+            return n > 0 ? std::max(0.0, *(a.*figure) * an - before_sum) / n : 0;
+        };
+        d.allocations_per_request = per_request(&route_figures::allocations_per_request);
+        d.allocated_bytes_per_request = per_request(&route_figures::allocated_bytes_per_request);
+        out.routes.push_back(std::move(d));
+    }
+    return out;
+}
+
+std::vector<finding> diagnose(const route_report& report, const diagnosis_limits& limits) {
+    std::vector<finding> problems;
+    std::vector<finding> notes;
+    std::uint64_t named_stalls = 0;
+    std::uint64_t answers = 0;
+    for (const route_figures& r : report.routes) {
+        named_stalls += r.stalls;
+        answers += r.requests;
+    }
+    for (const route_figures& r : report.routes) {
+        if (r.requests < limits.min_requests && r.stalls == 0) {
+            continue;
+        }
+        const std::string name = name_of(r);
+        auto add = [&](finding::kind k, bool problem, std::string text) {
+            (problem ? problems : notes).push_back({k, problem, r.method, r.route, std::move(text)});
+        };
+        bool any = false;
+        if (r.stalls > 0) {
+            // The watchdog's name alone is no evidence: its handlers' own time on the loop must cover the stalls.
+            const double app_total_ms = r.app_mean_ms * static_cast<double>(r.requests);
+            const std::string held =
+                fmt::format("{} held its loop {} in {} stall{} (longest {})", name, duration(r.stall_held_ms),
+                            thousands(r.stalls), r.stalls == 1 ? "" : "s", duration(r.stall_longest_ms));
+            if (app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
+                add(finding::kind::blocked_loop, true,
+                    fmt::format("{}; its handler ran {} per request on the loop ({} % of its time): it blocks its "
+                                "thread or computes too long, and every request on that loop waits",
+                                held, duration(r.app_mean_ms), percent(r.app)));
+            } else {
+                add(finding::kind::busy_loop, false,
+                    fmt::format("the stall watchdog named {} for {} stall{} ({}), but its handlers ran only {} on the "
+                                "loop in all: long turns of many short requests (such as a burst of 503s), not a "
+                                "handler of its own that blocks",
+                                name, thousands(r.stalls), r.stalls == 1 ? "" : "s", duration(r.stall_held_ms),
+                                duration(app_total_ms)));
+            }
+            any = true;
+        }
+        if (r.requests < limits.min_requests) {
+            continue;
+        }
+        if (r.downstream >= limits.downstream_share && r.calls_per_request >= limits.min_calls) {
+            const double calls = r.calls_per_request;
+            if (r.max_concurrency <= 1) {
+                add(finding::kind::sequential_calls, true,
+                    fmt::format("{} % of {} is downstream, {:.0f} calls per request, at most 1 call in flight: calls "
+                                "awaited one after another (p95 {})",
+                                percent(r.downstream), name, calls, duration(r.p95_ms)));
+            } else if (static_cast<double>(r.max_concurrency) >= calls) {
+                add(finding::kind::flooding, true,
+                    fmt::format("{} % of {} is downstream, all {:.0f} calls of a request in flight at once (at most "
+                                "{}): fast alone, but each request floods the downstream",
+                                percent(r.downstream), name, calls, r.max_concurrency));
+            } else {
+                add(finding::kind::downstream_bound, false,
+                    fmt::format("{} % of {} is downstream, {:.0f} calls per request, at most {} in flight: bounded "
+                                "concurrency (p95 {})",
+                                percent(r.downstream), name, calls, r.max_concurrency, duration(r.p95_ms)));
+            }
+            any = true;
+        }
+        if (r.queue >= limits.queue_share && r.queue_mean_ms >= limits.queue_mean_ms) {
+            add(finding::kind::queueing, true,
+                fmt::format("{} % of {} waits before its handler runs ({} on average): the server is saturated "
+                            "(p95 {})",
+                            percent(r.queue), name, duration(r.queue_mean_ms), duration(r.p95_ms)));
+            any = true;
+        }
+        if (static_cast<double>(r.status_5xx) >= limits.error_share * static_cast<double>(r.requests)) {
+            const std::uint64_t refused =
+                report.server.refused_in_flight + report.server.refused_connections + report.server.refused_draining;
+            add(finding::kind::server_errors, true,
+                fmt::format("{} of {} answers of {} are 5xx{}", thousands(r.status_5xx), thousands(r.requests), name,
+                            refused > 0 ? fmt::format(" ({} answered 503 by the server's limits in all: see overload)",
+                                                      thousands(refused))
+                                        : std::string()));
+            any = true;
+        }
+        if (r.allocations_per_request && *r.allocations_per_request >= limits.allocations_per_request) {
+            add(finding::kind::allocation_churn, true,
+                fmt::format("{:.0f} allocations per request on {}", *r.allocations_per_request, name));
+            any = true;
+        }
+        if (!any) {
+            const std::array<std::pair<const char*, double>, 5> parts{{{"queue", r.queue},
+                                                                       {"app", r.app},
+                                                                       {"downstream", r.downstream},
+                                                                       {"wait", r.wait},
+                                                                       {"write", r.write}}};
+            const auto most = *std::max_element(parts.begin(), parts.end(),
+                                                [](const auto& a, const auto& b) { return a.second < b.second; });
+            add(finding::kind::healthy, false,
+                fmt::format("nothing wrong on {}: {} requests, p95 {}, most of the time in {} ({} %)", name, r.requests,
+                            duration(r.p95_ms), most.first, percent(most.second)));
+        }
+    }
+
+    // The server's own figures: its limits' refusals, and stalls no route was named for.
+    const server_figures& sv = report.server;
+    const auto share_of = [&](std::uint64_t n) {
+        return answers > 0 && static_cast<double>(n) >= limits.overload_share * static_cast<double>(answers);
+    };
+    const auto refused_by_route = [&] {
+        std::string by;
+        for (const route_figures& r : report.routes) {
+            if (r.status_5xx > 0) {
+                by += fmt::format("{}{} {}", by.empty() ? "" : ", ", name_of(r), thousands(r.status_5xx));
+            }
+        }
+        return by.empty() ? std::string() : " (5xx by route: " + by + ")";
+    };
+    if (sv.refused_in_flight > 0 && share_of(sv.refused_in_flight)) {
+        const std::string limit = sv.max_requests_in_flight_per_loop > 0
+                                      ? fmt::format("{} per loop, {} loop{}", sv.max_requests_in_flight_per_loop,
+                                                    report.loops, report.loops == 1 ? "" : "s")
+                                      : std::string("its limit");
+        problems.push_back(
+            {finding::kind::overload, true, "", "",
+             fmt::format("requests in flight at the limit ({}): {} of {} answers were 503 from the "
+                         "in-flight limit{}: more arrive than the handlers finish",
+                         limit, thousands(sv.refused_in_flight), thousands(answers), refused_by_route())});
+    }
+    if (sv.refused_connections > 0 && share_of(sv.refused_connections)) {
+        problems.push_back({finding::kind::overload, true, "", "",
+                            fmt::format("connections at the limit ({}): {} of {} answers were 503 from the "
+                                        "connection limit{}",
+                                        sv.max_connections, thousands(sv.refused_connections), thousands(answers),
+                                        refused_by_route())});
+    }
+    if (sv.refused_draining > 0) {
+        problems.push_back({finding::kind::overload, true, "", "",
+                            fmt::format("{} answers were 503 after a stop's drain time was spent: handlers blocked "
+                                        "their loop while it stopped",
+                                        thousands(sv.refused_draining))});
+    }
+    if (sv.stalls > named_stalls) {
+        notes.push_back({finding::kind::busy_loop, false, "", "",
+                         fmt::format("{} stall{} of a loop outside any handler (the loop's own work, or a handler "
+                                     "resumed by an awaitable of its own): longer than {} in one turn",
+                                     thousands(sv.stalls - named_stalls), sv.stalls - named_stalls == 1 ? "" : "s",
+                                     duration(sv.stall_threshold_ms))});
+    }
+    problems.insert(problems.end(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
+    return problems;
+}
+
+std::vector<finding> diagnose_stall_lines(std::string_view output) {
+    struct named {
+        std::string method, route;
+        std::uint64_t lines = 0;
+        double longest_ms = 0;
+        std::uint64_t loops = 0; // a bit per loop index below 64
+    };
+    std::vector<named> seen;
+    for (std::size_t at = 0; at < output.size();) {
+        auto end = output.find('\n', at);
+        if (end == std::string_view::npos) {
+            end = output.size();
+        }
+        const auto e = parse_stall_line(output.substr(at, end - at));
+        at = end + 1;
+        if (!e || e->route.empty()) {
+            continue; // another line, or a stall outside any handler
+        }
+        auto it = std::find_if(seen.begin(), seen.end(),
+                               [&](const named& n) { return n.method == e->method && n.route == e->route; });
+        if (it == seen.end()) {
+            seen.push_back({e->method, e->route});
+            it = seen.end() - 1;
+        }
+        ++it->lines;
+        it->longest_ms = std::max(it->longest_ms, static_cast<double>(e->length.count()));
+        if (e->loop < 64) {
+            it->loops |= std::uint64_t{1} << e->loop;
+        }
+    }
+    std::vector<finding> out;
+    for (const named& n : seen) {
+        const int loops = std::popcount(n.loops);
+        out.push_back({finding::kind::blocked_loop, true, n.method, n.route,
+                       fmt::format("{} {} held its loop: the service did not answer its report, and its stall "
+                                   "watchdog named this handler in {} line{} on {} loop{} (longest stall {}): it "
+                                   "blocks its thread, and every request on that loop waits",
+                                   n.method, n.route, thousands(n.lines), n.lines == 1 ? "" : "s", loops,
+                                   loops == 1 ? "" : "s", duration(n.longest_ms))});
+    }
+    return out;
+}
+
+} // namespace hotpath::lab

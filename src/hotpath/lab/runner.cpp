@@ -1,0 +1,411 @@
+// The lab's run: services up, load, scrape, diagnose, stop; one progress line per phase.
+#include <hotpath/lab/runner.hpp>
+
+#include <hotpath/lab/html_report.hpp>
+#include <hotpath/lab/report.hpp>
+#include <hotpath/lab/services.hpp>
+#include <hotpath/load/options.hpp>
+#include <hotpath/load/runner.hpp>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string_view>
+#include <unistd.h>
+
+namespace hotpath::lab {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+constexpr std::chrono::seconds start_timeout{10};
+constexpr std::chrono::seconds scrape_timeout{5};
+constexpr std::chrono::seconds setup_timeout{60}; // a setup command (writing the freight table takes ~1 s)
+
+// How long a variant's load is expected to take: its profile, or a guess for a fixed number of requests.
+double expected_seconds(const load::plan& p) {
+    if (p.requests > 0) {
+        return static_cast<double>(p.requests) / 8000.0;
+    }
+    return std::chrono::duration<double>(p.total_time()).count();
+}
+
+// `text` with every `name` replaced by `value`.
+std::string replaced(std::string text, std::string_view name, const std::string& value) {
+    for (auto at = text.find(name); at != std::string::npos; at = text.find(name, at + value.size())) {
+        text.replace(at, name.size(), value);
+    }
+    return text;
+}
+
+// Arguments with "{upstream}" (the first shared service's URL) and "{dir}" (the case's folder) filled in.
+std::vector<std::string> filled(std::vector<std::string> args, const std::string& upstream, const std::string& dir) {
+    for (auto& a : args) {
+        a = replaced(replaced(std::move(a), "{upstream}", upstream), "{dir}", dir);
+    }
+    return args;
+}
+
+// Where the originals are: o.peers_dir, or <this executable's folder>/../peers (build/release/hotpath ->
+// build/peers, where scripts/build-peers.sh publishes them). "" when they are off or none is built there, with
+// the reason in `why`.
+std::string originals_folder(const lab_options& o, std::string& why) {
+    if (!o.originals) {
+        why = "--no-originals";
+        return {};
+    }
+    std::error_code ec;
+    std::filesystem::path dir = o.peers_dir;
+    if (dir.empty()) {
+        dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "peers";
+    }
+    // Every case's originals are published together: the platform one stands for them all.
+    if (ec || ::access((dir / "platform" / "platform").c_str(), X_OK) != 0) {
+        why = fmt::format("the .NET originals are not built in {} (bash scripts/build-peers.sh needs dotnet)",
+                          dir.string());
+        return {};
+    }
+    return dir.string();
+}
+
+// The plan of a variant; its port is the service's, set once it runs. With `dir` empty (before the case's folder
+// exists) a scenario is left out: the plan then serves only to check the profile and to say how long it takes.
+bool variant_plan(const variant_spec& v, const std::string& dir, load::plan& p, std::string& why) {
+    load::load_options lo = v.load;
+    lo.url = "http://127.0.0.1:1" + v.path_and_query;
+    lo.scenario = dir.empty() ? "" : replaced(lo.scenario, "{dir}", dir);
+    return load::make_plan(lo, p, why);
+}
+
+// What a plan sends, for a progress line: its URL, or a scenario's first request and its feed.
+std::string describe(const load::plan& p) {
+    if (p.scenario.empty()) {
+        return p.to.text();
+    }
+    const load::request_spec& r = p.scenario.front();
+    return fmt::format("{} {}{} (a scenario{})", r.method, p.to.text(), r.path_and_query.substr(1),
+                       p.data.rows.empty() ? "" : fmt::format(", {} rows of {}", p.data.rows.size(), p.data.source));
+}
+
+// The case's own folder under the temporary directory, removed with everything in it when the case ends.
+class case_folder {
+public:
+    case_folder() = default;
+    case_folder(const case_folder&) = delete;
+    case_folder& operator=(const case_folder&) = delete;
+    ~case_folder() {
+        if (!path_.empty()) {
+            std::error_code ec;
+            std::filesystem::remove_all(path_, ec);
+        }
+    }
+    bool create(const std::string& case_name, std::string& why) {
+        std::error_code ec;
+        auto base = std::filesystem::temp_directory_path(ec);
+        if (ec) {
+            base = "/tmp";
+        }
+        std::string pattern = (base / ("hotpath-lab-" + case_name + "-XXXXXX")).string();
+        if (::mkdtemp(pattern.data()) == nullptr) {
+            why = fmt::format("cannot create {}: {}", pattern, std::strerror(errno));
+            return false;
+        }
+        path_ = pattern;
+        return true;
+    }
+    const std::string& path() const { return path_; }
+
+private:
+    std::string path_;
+};
+
+// Scrapes and diagnoses one service; the reason goes into `why` when it cannot (a service whose loops are all
+// blocked does not answer: an outcome of the case, recorded, not a failure of the lab).
+bool scrape(const service& s, std::string& json, std::vector<finding>& findings, std::string& why) {
+    auto got = get_local(s.port, "/debug/routes", scrape_timeout);
+    if (!got || got->status != 200) {
+        why = got ? fmt::format("GET /debug/routes answered {}", got->status) : got.error().message;
+        return false;
+    }
+    json = got->body;
+    auto parsed = parse_route_report(json);
+    if (!parsed) {
+        why = std::move(parsed).error().message;
+        return false;
+    }
+    findings = diagnose(*parsed);
+    return true;
+}
+
+struct lab_run {
+    const lab_options& options;
+    std::FILE* progress;
+    std::vector<case_spec> cases;
+    std::size_t variant_count = 0; // in all the cases, originals included
+    std::size_t phase = 0;
+    double seconds_left = 0;
+    std::string peers; // the originals' folder, "" when they are not run
+
+    void say(const std::string& line) {
+        fmt::print(progress, "hotpath lab: {}\n", line);
+        std::fflush(progress);
+    }
+
+    // Runs one case; false with `why` when it could not. Its services are stopped before its folder is removed.
+    bool run_case(const case_spec& c, service_set& services, case_outcome& outcome, std::string& why) {
+        case_folder folder; // removed when the case ends, however it ends
+        if (!c.files.empty() || !c.setup.empty()) {
+            if (!folder.create(c.name, why) || !prepare(c, folder.path(), why)) {
+                return false;
+            }
+        }
+        bool ran = run_case_in(c, folder.path(), services, outcome, why);
+        services.stop_all();
+        if (ran && !peers.empty()) {
+            ran = run_originals(c, folder.path(), services, outcome, why);
+            services.stop_all();
+        }
+        return ran;
+    }
+
+    // Loads one variant's service (hotpath's or an original) with the variant's plan; false with `why` when the
+    // load could not run or the lab was interrupted.
+    bool load_variant(const case_spec& c, const variant_spec& v, const std::string& dir, const service& target,
+                      variant_outcome& vo, std::string& why) {
+        if (!variant_plan(v, dir, vo.plan, why)) {
+            why = fmt::format("{}/{}: {}", c.name, vo.name, why);
+            return false;
+        }
+        vo.plan.to.port = target.port;
+        const double expected = expected_seconds(vo.plan);
+        say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
+                        variant_count, c.name, vo.name, describe(vo.plan), expected, seconds_left));
+        int stopped_by = 0;
+        const auto mode = ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
+        auto r = load::run(vo.plan, mode, progress, why, &stopped_by);
+        note_signal(stopped_by);
+        if (interrupted()) {
+            why = "interrupted";
+            return false;
+        }
+        if (!r) {
+            return false;
+        }
+        vo.results = std::move(*r);
+        seconds_left = std::max(0.0, seconds_left - expected);
+        ++phase;
+        return true;
+    }
+
+    // The write-up's own services on Kestrel: the shared ones, then each variant that has an original, loaded as
+    // hotpath's was. They have no /debug/routes: their figures are the load's alone.
+    bool run_originals(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
+                       std::string& why) {
+        if (std::none_of(c.variants.begin(), c.variants.end(), [](const auto& v) { return v.original.has_value(); })) {
+            return true;
+        }
+        auto start = [&](const original_spec& o, const std::string& upstream, const std::string& label) {
+            const std::uint16_t port = free_loopback_port();
+            std::vector<std::string> argv{(std::filesystem::path(peers) / o.program / o.program).string()};
+            for (const std::string& a : filled(o.args, upstream, dir)) {
+                argv.push_back(replaced(a, "{port}", std::to_string(port)));
+            }
+            const service* s = services.start_peer(o.program, argv, port, o.ready_path, start_timeout, why);
+            if (s != nullptr) {
+                say(fmt::format("{}: started the original {} on Kestrel (pid {}) on {}", label, o.program, s->pid,
+                                s->url()));
+            }
+            return s;
+        };
+        std::string upstream;
+        for (const original_spec& o : c.shared_originals) {
+            const service* s = start(o, "", c.name);
+            if (s == nullptr) {
+                return false;
+            }
+            if (upstream.empty()) {
+                upstream = s->url();
+            }
+        }
+        for (const variant_spec& v : c.variants) {
+            if (!v.original) {
+                continue;
+            }
+            variant_outcome vo;
+            vo.name = original_name(v.name);
+            vo.original = true;
+            const service* target = start(*v.original, upstream, fmt::format("{}/{}", c.name, vo.name));
+            if (target == nullptr || !load_variant(c, v, dir, *target, vo, why)) {
+                return false;
+            }
+            vo.scrape_error = "a .NET original: no /debug/routes (its figures are the load's)";
+            services.stop(target);
+            outcome.variants.push_back(std::move(vo));
+        }
+        return true;
+    }
+
+    bool run_case_in(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
+                     std::string& why) {
+        outcome.spec = c;
+        std::vector<const service*> shared;
+        for (const auto& args : c.shared) {
+            const service* s = services.start(filled(args, "", dir), start_timeout, why);
+            if (s == nullptr) {
+                return false;
+            }
+            say(fmt::format("{}: started {} (pid {}) on {}", c.name, s->name, s->pid, s->url()));
+            shared.push_back(s);
+        }
+        const std::string upstream = shared.empty() ? "" : shared.front()->url();
+        for (const variant_spec& v : c.variants) {
+            const service* target = shared.empty() ? nullptr : shared.front();
+            if (!v.serve.empty()) {
+                target = services.start(filled(v.serve, upstream, dir), start_timeout, why);
+                if (target == nullptr) {
+                    return false;
+                }
+                say(fmt::format("{}/{}: started {} (pid {}) on {}", c.name, v.name, target->name, target->pid,
+                                target->url()));
+            }
+            variant_outcome vo;
+            vo.name = v.name;
+            if (!load_variant(c, v, dir, *target, vo, why)) {
+                return false;
+            }
+            if (!scrape(*target, vo.routes_json, vo.diagnosis, vo.scrape_error)) {
+                say(fmt::format("{}/{}: no report from {}: {}", c.name, v.name, target->name, vo.scrape_error));
+                // A service too busy to answer may still have said why on its output (the stall watchdog).
+                vo.diagnosis = diagnose_stall_lines(target->last_output());
+            }
+            if (!v.serve.empty()) {
+                services.stop(target);
+            }
+            outcome.variants.push_back(std::move(vo));
+        }
+        for (const service* s : shared) {
+            shared_outcome so;
+            so.name = s->name;
+            if (!scrape(*s, so.routes_json, so.diagnosis, so.scrape_error)) {
+                say(fmt::format("{}: no report from {}: {}", c.name, s->name, so.scrape_error));
+            }
+            outcome.shared.push_back(std::move(so));
+        }
+        services.stop_all();
+        return true;
+    }
+
+    // Writes the case's files into `dir`, then runs its setup commands there, in order.
+    bool prepare(const case_spec& c, const std::string& dir, std::string& why) {
+        for (const case_file& f : c.files) {
+            const auto path = std::filesystem::path(dir) / f.name;
+            std::ofstream out(path, std::ios::binary);
+            out << f.text;
+            out.close();
+            if (!out) {
+                why = fmt::format("cannot write {}", path.string());
+                return false;
+            }
+        }
+        for (const auto& command : c.setup) {
+            const auto args = filled(command, "", dir);
+            say(fmt::format("{}: setup: hotpath {}", c.name, fmt::join(args, " ")));
+            if (!run_command(args, setup_timeout, why)) {
+                return false;
+            }
+        }
+        return true;
+    }
+};
+
+} // namespace
+
+int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
+    block_stop_signals();
+    lab_run run{o, progress, {}, 0, 0, 0, {}};
+    std::string why;
+    auto cases = plan_cases(o, why);
+    if (!cases) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 2;
+    }
+    run.cases = std::move(*cases);
+    run.peers = originals_folder(o, why);
+    if (run.peers.empty()) {
+        run.say(fmt::format("hotpath's side alone: {}", why));
+    } else {
+        run.say(fmt::format("with the write-ups' own services on Kestrel from {}", run.peers));
+    }
+    for (const case_spec& c : run.cases) {
+        for (const variant_spec& v : c.variants) {
+            load::plan p; // the profile checked before anything starts; the case makes its own with its scenario
+            if (!variant_plan(v, "", p, why)) {
+                fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, why);
+                return 1;
+            }
+            const int runs = v.original && !run.peers.empty() ? 2 : 1;
+            run.seconds_left += runs * expected_seconds(p);
+            run.variant_count += runs;
+        }
+    }
+    std::error_code ec;
+    std::filesystem::create_directories(o.out_dir, ec);
+    if (ec) {
+        fmt::print(stderr, "hotpath: cannot create {}: {}\n", o.out_dir, ec.message());
+        return 1;
+    }
+    std::vector<case_outcome> outcomes;
+    for (const case_spec& c : run.cases) {
+        service_set services; // stops whatever is still running when the case ends, however it ends
+        case_outcome outcome;
+        const bool ran = run.run_case(c, services, outcome, why);
+        if (!ran || interrupted()) { // a signal during the last scrape still ends the lab
+            services.stop_all();
+            if (interrupted()) {
+                fmt::print(stderr, "hotpath: lab interrupted; every service stopped\n");
+                return 130;
+            }
+            fmt::print(stderr, "hotpath: lab {}: {}\n", c.name, why);
+            return 1;
+        }
+        const std::string path = (std::filesystem::path(o.out_dir) / c.name / "result.json").string();
+        if (!write_result(outcome, o, path, why)) {
+            fmt::print(stderr, "hotpath: {}\n", why);
+            return 1;
+        }
+        outcomes.push_back(std::move(outcome));
+    }
+    // The verdicts together at the end, each on one screen, after the progress lines.
+    for (const case_outcome& c : outcomes) {
+        print_verdict(out, c);
+    }
+    // The HTML report, drawn from the result files just written (html_report.hpp), so that it shows what they hold.
+    std::vector<std::string> result_paths;
+    for (const case_spec& c : run.cases) {
+        result_paths.push_back((std::filesystem::path(o.out_dir) / c.name / "result.json").string());
+    }
+    const std::string report_path = (std::filesystem::path(o.out_dir) / "report.html").string();
+    const bool reported = write_report_html(result_paths, report_path, why);
+    for (const std::string& p : result_paths) { // where each case's figures are, as a path the user can open
+        fmt::print(out, "results: {} (docs/lab.md)\n", p);
+    }
+    if (reported) {
+        fmt::print(out, "report: {}\n", report_path);
+    }
+    std::fflush(out);
+    if (!reported) {
+        fmt::print(stderr, "hotpath: {}\n", why);
+        return 1;
+    }
+    return 0;
+}
+
+} // namespace hotpath::lab

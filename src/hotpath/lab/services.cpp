@@ -1,0 +1,405 @@
+// Child services: fork, exec of /proc/self/exe, the port from its first line, a health check, and the stop.
+#include <hotpath/lab/services.hpp>
+
+#include <fmt/core.h>
+#include <fmt/format.h>
+
+#include <arpa/inet.h>
+#include <cerrno>
+#include <climits>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <regex>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <thread>
+#include <unistd.h>
+
+namespace hotpath::lab {
+
+namespace {
+
+using clock = std::chrono::steady_clock;
+
+int signal_seen = 0;
+
+sigset_t stop_signals() {
+    sigset_t s;
+    sigemptyset(&s);
+    sigaddset(&s, SIGINT);
+    sigaddset(&s, SIGTERM);
+    return s;
+}
+
+int remaining_ms(clock::time_point deadline) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock::now()).count();
+    return static_cast<int>(std::clamp<long long>(left, 0, INT_MAX));
+}
+
+// Reads one line from `fd` until `deadline`; false on EOF, error or timeout.
+bool read_line(int fd, std::string& line, clock::time_point deadline) {
+    line.clear();
+    for (;;) {
+        pollfd p{fd, POLLIN, 0};
+        if (::poll(&p, 1, std::min(remaining_ms(deadline), 50)) < 0 && errno != EINTR) {
+            return false;
+        }
+        if (interrupted() || clock::now() >= deadline) {
+            return false;
+        }
+        if ((p.revents & (POLLIN | POLLHUP)) == 0) {
+            continue;
+        }
+        char c = 0;
+        const ssize_t n = ::read(fd, &c, 1);
+        if (n <= 0) {
+            return false;
+        }
+        if (c == '\n') {
+            return true;
+        }
+        line.push_back(c);
+    }
+}
+
+// Starts `argv` (argv[0] a path) with the lab's stop signals unblocked and its stdout and stderr on a pipe whose
+// read end goes to `output`; the child's PID, or -1 with `why`.
+pid_t spawn_child(const std::vector<std::string>& argv, int& output, std::string& why) {
+    int out[2];
+    if (::pipe2(out, O_CLOEXEC) != 0) {
+        why = fmt::format("pipe: {}", std::strerror(errno));
+        return -1;
+    }
+    std::vector<std::string> args = argv; // execv takes char*: the strings' own buffers
+    std::vector<char*> cargv;
+    for (auto& a : args) {
+        cargv.push_back(a.data());
+    }
+    cargv.push_back(nullptr);
+    const pid_t parent = ::getpid();
+    const pid_t pid = ::fork();
+    if (pid < 0) {
+        why = fmt::format("fork: {}", std::strerror(errno));
+        ::close(out[0]);
+        ::close(out[1]);
+        return -1;
+    }
+    if (pid == 0) {
+        // The last resort should the lab be killed outright: the kernel kills the child with it. The lab's
+        // own process group is kept, so a terminal's Ctrl-C reaches both.
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (::getppid() != parent) {
+            ::_exit(127);
+        }
+        sigset_t none;
+        sigemptyset(&none);
+        pthread_sigmask(SIG_SETMASK, &none, nullptr);
+        ::dup2(out[1], STDOUT_FILENO);
+        ::dup2(out[1], STDERR_FILENO);
+        ::execv(cargv[0], cargv.data());
+        ::_exit(127);
+    }
+    ::close(out[1]);
+    output = out[0];
+    return pid;
+}
+
+// This executable's path, or "" with `why`.
+std::string self_path(std::string& why) {
+    char self[PATH_MAX] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
+        return {};
+    }
+    return self;
+}
+
+} // namespace
+
+void block_stop_signals() {
+    const sigset_t s = stop_signals();
+    pthread_sigmask(SIG_BLOCK, &s, nullptr);
+}
+
+bool interrupted() {
+    if (signal_seen == 0) {
+        const sigset_t s = stop_signals();
+        timespec zero{0, 0};
+        if (const int got = sigtimedwait(&s, nullptr, &zero); got > 0) {
+            signal_seen = got;
+        }
+    }
+    return signal_seen != 0;
+}
+
+void note_signal(int signal_number) {
+    if (signal_number != 0) {
+        signal_seen = signal_number;
+    }
+}
+
+result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view path_and_query,
+                                          std::chrono::nanoseconds timeout) {
+    return probe::fetch(fmt::format("http://127.0.0.1:{}{}", port, path_and_query), timeout);
+}
+
+bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    const std::string self = self_path(why);
+    if (self.empty()) {
+        return false;
+    }
+    std::vector<std::string> argv{self};
+    argv.insert(argv.end(), args.begin(), args.end());
+    int output = -1;
+    const pid_t pid = spawn_child(argv, output, why);
+    if (pid < 0) {
+        return false;
+    }
+    std::string line;
+    std::string last;
+    while (read_line(output, line, deadline)) { // until it closes its output (it ends) or the time is up
+        if (!line.empty()) {
+            last = line;
+        }
+    }
+    if (!line.empty()) { // a last line without its newline
+        last = line;
+    }
+    ::close(output);
+    int status = 0;
+    pid_t reaped = 0;
+    while ((reaped = ::waitpid(pid, &status, WNOHANG)) == 0 && clock::now() < deadline && !interrupted()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds{5});
+    }
+    if (reaped != pid) {
+        ::kill(pid, SIGKILL);
+        ::waitpid(pid, &status, 0);
+        why = interrupted() ? "interrupted" : fmt::format("hotpath {} did not end in time", args.front());
+        return false;
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
+        return true;
+    }
+    why = fmt::format("hotpath {} {}", fmt::join(args, " "),
+                      last.empty() ? (WIFEXITED(status) ? fmt::format("exited with {}", WEXITSTATUS(status))
+                                                        : fmt::format("died of signal {}", WTERMSIG(status)))
+                                   : "failed: " + last);
+    return false;
+}
+
+service_set::~service_set() {
+    stop_all();
+}
+
+service* service_set::spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why) {
+    int output = -1;
+    const pid_t pid = spawn_child(argv, output, why);
+    if (pid < 0) {
+        return nullptr;
+    }
+    service& s = running_.emplace_back();
+    s.name = name;
+    s.pid = pid;
+    s.output = output;
+    s.tail = std::make_shared<service::output_tail>();
+    return &s;
+}
+
+namespace {
+
+// Drains a child's output until it ends (EOF when the child is gone), keeping its last few KiB in `tail`.
+void start_drain(service& s) {
+    constexpr std::size_t keep = 16384;
+    s.drain = std::thread([fd = s.output, tail = s.tail] {
+        char buffer[4096];
+        for (;;) {
+            const ssize_t n = ::read(fd, buffer, sizeof buffer);
+            if (n < 0 && errno == EINTR) {
+                continue;
+            }
+            if (n <= 0) {
+                return;
+            }
+            const std::lock_guard hold(tail->lock);
+            tail->text.append(buffer, static_cast<std::size_t>(n));
+            if (tail->text.size() > 2 * keep) {
+                tail->text.erase(0, tail->text.size() - keep);
+            }
+        }
+    });
+}
+
+} // namespace
+
+const service* service_set::wait_ready(service& s, const std::string& path, bool any_status, clock::time_point deadline,
+                                       std::string& why) {
+    std::string last;
+    while (!interrupted()) {
+        if (auto a = get_local(s.port, path, std::chrono::milliseconds{500}); a && (any_status || a->status == 200)) {
+            return &s;
+        } else if (a) {
+            last = fmt::format("GET {} answered {}", path, a->status);
+        } else {
+            last = std::move(a).error().message;
+        }
+        if (clock::now() >= deadline) {
+            break;
+        }
+        if (::waitpid(s.pid, nullptr, WNOHANG) == s.pid) {
+            s.pid = -1;
+            last = "it exited";
+            break;
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds{20});
+    }
+    why = interrupted() ? "interrupted" : fmt::format("{} on port {} did not answer: {}", s.name, s.port, last);
+    stop(&s);
+    return nullptr;
+}
+
+const service* service_set::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
+                                  std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    const std::string self = self_path(why);
+    if (self.empty()) {
+        return nullptr;
+    }
+    std::vector<std::string> argv{self, "serve"};
+    argv.insert(argv.end(), args.begin(), args.end());
+    for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
+        argv.emplace_back(extra);
+    }
+    service* started = spawn(args.empty() ? "?" : args.front(), argv, why);
+    if (started == nullptr) {
+        return nullptr;
+    }
+    service& s = *started;
+    // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring (Ctrl-C stops)"
+    static const std::regex listening(R"(serving \S+ on http://[^ ]*:(\d+))");
+    std::string line;
+    std::string said;
+    while (s.port == 0 && read_line(s.output, line, deadline)) {
+        std::smatch m;
+        if (std::regex_search(line, m, listening)) {
+            s.port = static_cast<std::uint16_t>(std::stoul(m[1].str()));
+        } else {
+            said += said.empty() ? line : " / " + line;
+        }
+    }
+    if (s.port == 0) {
+        why = interrupted()  ? "interrupted"
+              : said.empty() ? fmt::format("serve {} did not start in time", s.name)
+                             : fmt::format("serve {}: {}", s.name, said);
+        stop(&s);
+        return nullptr;
+    }
+    start_drain(s);
+    return wait_ready(s, "/debug/routes", false, deadline, why);
+}
+
+const service* service_set::start_peer(const std::string& name, const std::vector<std::string>& argv,
+                                       std::uint16_t port, const std::string& ready_path,
+                                       std::chrono::milliseconds timeout, std::string& why) {
+    const auto deadline = clock::now() + timeout;
+    if (argv.empty() || ::access(argv.front().c_str(), X_OK) != 0) {
+        why = fmt::format("{}: {} is not an executable", name, argv.empty() ? std::string{"(nothing)"} : argv.front());
+        return nullptr;
+    }
+    service* started = spawn(name, argv, why);
+    if (started == nullptr) {
+        return nullptr;
+    }
+    started->port = port;
+    started->hotpath = false;
+    start_drain(*started);
+    return wait_ready(*started, ready_path, true, deadline, why);
+}
+
+std::string service::last_output() const {
+    if (!tail) {
+        return {};
+    }
+    const std::lock_guard hold(tail->lock);
+    std::string_view text = tail->text;
+    if (const auto first = text.find('\n'); text.size() > 16384 && first != std::string_view::npos) {
+        text.remove_prefix(first + 1); // the first line may have lost its start
+    }
+    return std::string(text);
+}
+
+std::uint16_t free_loopback_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        return 0;
+    }
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    std::uint16_t port = 0;
+    if (::bind(fd, reinterpret_cast<const sockaddr*>(&a), sizeof a) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) == 0) {
+        port = ntohs(a.sin_port);
+    }
+    ::close(fd);
+    return port;
+}
+
+void service_set::stop(const service* which, std::chrono::milliseconds grace) {
+    for (auto it = running_.begin(); it != running_.end(); ++it) {
+        if (&*it != which) {
+            continue;
+        }
+        const auto deadline = clock::now() + grace;
+        bool reaped = it->pid < 0; // already reaped (it exited while starting)
+        if (!reaped) {
+            ::kill(it->pid, SIGTERM);
+        }
+        while (clock::now() < deadline) {
+            if (::waitpid(it->pid, nullptr, WNOHANG) == it->pid) {
+                reaped = true;
+                break;
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds{5});
+        }
+        if (!reaped) {
+            ::kill(it->pid, SIGKILL);
+            ::waitpid(it->pid, nullptr, 0);
+        }
+        if (it->drain.joinable()) {
+            it->drain.join(); // the pipe's writer is gone with the child: the drain has seen its end
+        }
+        ::close(it->output);
+        running_.erase(it);
+        return;
+    }
+}
+
+void service_set::stop_all() {
+    // Every child gets its SIGTERM first, so that they drain at the same time rather than one after another.
+    for (const service& s : running_) {
+        if (s.pid > 0) {
+            ::kill(s.pid, SIGTERM);
+        }
+    }
+    while (!running_.empty()) {
+        stop(&running_.back());
+    }
+}
+
+std::vector<pid_t> service_set::pids() const {
+    std::vector<pid_t> out;
+    for (const service& s : running_) {
+        out.push_back(s.pid);
+    }
+    return out;
+}
+
+} // namespace hotpath::lab

@@ -1,0 +1,90 @@
+// The lab's child services: `hotpath serve NAME ...` run from this same executable on a port each picks itself,
+// health-checked, and always stopped (SIGTERM, then SIGKILL) by the lab; plus the one blocking GET the lab needs.
+#pragma once
+
+#include <hotpath/probe/probe.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <sys/types.h>
+#include <thread>
+#include <vector>
+
+namespace hotpath::lab {
+
+// SIGINT and SIGTERM for the lab: blocked in the calling thread (call it first in main's thread, before any other
+// thread starts, so that every thread inherits the mask) and polled with interrupted(). Children unblock them.
+void block_stop_signals();
+// True once SIGINT or SIGTERM has arrived (polls; remembers). note_signal() records one the load runner took.
+bool interrupted();
+void note_signal(int signal_number);
+
+// GET http://127.0.0.1:<port><path_and_query> through probe::fetch (a connection of its own, blocking, at most
+// `timeout` in all): the lab's health checks and scrapes. A failure is probe's one line.
+result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view path_and_query,
+                                          std::chrono::nanoseconds timeout);
+
+// Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
+// waits for it, at most `timeout` (then it is killed). False with `why` (its last line of output, or how it ended)
+// when it fails, times out or the lab is interrupted.
+bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+
+// One running service. Its stdout and stderr go to a pipe that a thread of its own drains for as long as it runs
+// (a service that logs must never block on a full pipe), keeping the last lines for messages.
+struct service {
+    std::string name; // "weather", as given to serve, or a peer's name
+    pid_t pid = -1;
+    std::uint16_t port = 0;
+    int output = -1;     // the read end of its stdout and stderr
+    bool hotpath = true; // false for a peer: no /debug/routes, no /metrics of ours
+    std::thread drain;
+    struct output_tail {
+        std::mutex lock;
+        std::string text;
+    };
+    std::shared_ptr<output_tail> tail; // its last output (a few KiB), written by `drain` until it ends
+    // What it wrote last, whole lines (thread-safe).
+    std::string last_output() const;
+    std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+};
+
+// A port free on 127.0.0.1 right now (bound, read, released), for a peer that cannot pick its own; 0 on failure.
+std::uint16_t free_loopback_port();
+
+// Owns the children it starts; its destructor stops those still running. Used from one thread.
+class service_set {
+public:
+    service_set() = default;
+    service_set(const service_set&) = delete;
+    service_set& operator=(const service_set&) = delete;
+    ~service_set();
+
+    // Runs `hotpath serve <args...> --port 0`, reads the port from the line it prints on start, then waits until
+    // GET /debug/routes answers 200; all within `timeout`. nullptr with `why` on failure (the child is stopped).
+    const service* start(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+    // Runs a program that is not hotpath (a .NET original): `argv` as given, the lab having chosen `port` and put
+    // it into the arguments; ready once GET `ready_path` answers anything at all (a 404 is an answer). nullptr
+    // with `why` on failure (the child is stopped).
+    const service* start_peer(const std::string& name, const std::vector<std::string>& argv, std::uint16_t port,
+                              const std::string& ready_path, std::chrono::milliseconds timeout, std::string& why);
+    // SIGTERM, then SIGKILL after `grace`; reaps it. Safe to call twice.
+    void stop(const service* s, std::chrono::milliseconds grace = std::chrono::seconds{3});
+    void stop_all();
+    // The PIDs of the children still running, for a test's eyes ("HOTPATH_LAB_PIDS").
+    std::vector<pid_t> pids() const;
+
+private:
+    // fork + exec of argv[0] with the lab's signals unblocked and its output on a pipe; nullptr with `why`.
+    service* spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why);
+    // Waits until GET `path` answers (`any_status`, or 200) or the deadline; stops the child on failure.
+    const service* wait_ready(service& s, const std::string& path, bool any_status,
+                              std::chrono::steady_clock::time_point deadline, std::string& why);
+    std::list<service> running_; // a list: the pointers start() hands out stay valid
+};
+
+} // namespace hotpath::lab

@@ -1,0 +1,190 @@
+// A load connection: connect, send the prepared request bytes, parse responses, report them to the worker.
+#include <hotpath/load/worker.hpp>
+
+#include <hotpath/net/transport.hpp>
+
+#include <utility>
+
+namespace hotpath::load {
+
+load_connection::load_connection(worker& owner) : owner_(owner), reader_(owner.limits_) {}
+
+load_connection::~load_connection() = default;
+
+void load_connection::open() {
+    if (connecting_ || connected_ || closing_) {
+        return;
+    }
+    connecting_ = true;
+    connect_started_ = clock::now();
+    connector_.start(owner_.loop_, owner_.endpoint_, [this](int fd, std::error_code ec) { on_connected(fd, ec); });
+}
+
+void load_connection::time_out_connect() {
+    if (connecting_ && !connect_timed_out_) {
+        connect_timed_out_ = true;
+        connector_.cancel(); // on_connected follows with operation_canceled
+    }
+}
+
+void load_connection::on_connected(int fd, std::error_code ec) {
+    connecting_ = false;
+    if (std::exchange(connect_timed_out_, false) && ec == std::errc::operation_canceled) {
+        ec = std::make_error_code(std::errc::timed_out);
+    }
+    if (ec != std::errc::operation_canceled) {
+        owner_.on_connect_result(ec);
+    }
+    if (ec) {
+        owner_.on_gone(*this, true);
+        return;
+    }
+    transport_ = owner_.transports_->make(owner_.loop_, fd, *this);
+    connected_ = true;
+    server_closes_ = false;
+    in_.clear();
+    reader_.expect(owner_.plan_.method == "HEAD");
+    transport_->start_reading();
+    owner_.on_ready(*this, clock::now());
+}
+
+void load_connection::send(clock::time_point scheduled, unsigned count, clock::time_point now) {
+    std::string_view bytes;
+    const std::uint32_t index = owner_.pick(rendered_, bytes, count);
+    for (unsigned i = 0; i < count; ++i) {
+        in_flight_.push_back({scheduled, now, index});
+    }
+    owner_.results_.bytes_sent += bytes.size();
+    transport_->write(bytes);
+}
+
+void load_connection::on_transport_written(std::error_code error) {
+    if (error && !closing_) {
+        abort(error_class::write);
+    }
+}
+
+void load_connection::on_transport_data(std::string_view bytes) {
+    if (closing_) {
+        return;
+    }
+    const auto now = clock::now(); // when these bytes arrived: for every response they complete
+    owner_.on_bytes(bytes.size(), now);
+    in_.append(bytes);
+    std::size_t pos = 0;
+    for (;;) {
+        // A body of no bytes completes without input: hence a read even when all input is used.
+        const http::read_step step = reader_.read(in_.data() + pos, in_.size() - pos);
+        pos += step.consumed;
+        if (step.status == http::read_status::head) {
+            if (in_flight_.empty()) {
+                abort(error_class::malformed); // a response to no request
+                return;
+            }
+            body_.clear();
+            server_closes_ = !reader_.head().keep_alive;
+            continue;
+        }
+        if (step.status == http::read_status::error) {
+            abort(error_class::malformed);
+            return;
+        }
+        // The body is kept only for a body check; chunked bodies are decoded in place just to find their end.
+        if (!step.body.empty()) {
+            keep_body(step.body);
+        }
+        if (step.status == http::read_status::need_more) {
+            break;
+        }
+        complete_response(now);
+        if (closing_) {
+            return;
+        }
+    }
+    in_.erase(0, pos);
+}
+
+void load_connection::complete_response(clock::time_point now) {
+    const request_times times = in_flight_.front();
+    in_flight_.pop_front();
+    owner_.on_response(*this, times.scheduled, times.sent, times.index, reader_.head().status, body_, now);
+    if (closing_) {
+        return;
+    }
+    if (server_closes_) {
+        // The server ends the connection after this response; requests pipelined behind it are lost.
+        const std::size_t lost = in_flight_.size();
+        in_flight_.clear();
+        if (lost != 0) {
+            owner_.on_error(*this, error_class::read, lost);
+        }
+        close_transport();
+        return;
+    }
+    if (in_flight_.empty()) {
+        if (retire) {
+            close_transport();
+            return;
+        }
+        owner_.on_ready(*this, now);
+    }
+}
+
+// Keeps the start of the body when the request has a body check.
+void load_connection::keep_body(std::string_view bytes) {
+    constexpr std::size_t max_kept_bytes = 64 * 1024;
+    if (!in_flight_.empty() && owner_.wants_body(in_flight_.front().index) && body_.size() < max_kept_bytes) {
+        body_.append(bytes.substr(0, max_kept_bytes - body_.size()));
+    }
+}
+
+void load_connection::on_transport_end(std::error_code) {
+    if (closing_) {
+        return;
+    }
+    if (!in_flight_.empty() && reader_.end_of_input() == http::end_status::complete) {
+        complete_response(clock::now());
+        if (closing_) {
+            return;
+        }
+    }
+    if (!in_flight_.empty()) {
+        abort(error_class::read);
+        return;
+    }
+    close_transport();
+}
+
+void load_connection::abort(error_class why) {
+    if (closing_ || (!connected_ && !connecting_)) {
+        return;
+    }
+    const std::size_t lost = in_flight_.size();
+    in_flight_.clear();
+    if (why != error_class::count_) {
+        owner_.on_error(*this, why, lost);
+    }
+    if (connecting_) {
+        connector_.cancel(); // on_connected follows with operation_canceled
+        return;
+    }
+    close_transport();
+}
+
+void load_connection::close_transport() {
+    if (closing_ || !connected_) {
+        return;
+    }
+    closing_ = true;
+    connected_ = false;
+    transport_->close();
+}
+
+void load_connection::on_transport_closed() {
+    transport_.reset();
+    closing_ = false;
+    in_.clear();
+    owner_.on_gone(*this, false);
+}
+
+} // namespace hotpath::load

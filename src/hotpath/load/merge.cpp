@@ -1,0 +1,712 @@
+// Reading "hotpath-load/1" documents back into plans and results, checking every field, and merging runs.
+#include <hotpath/load/merge.hpp>
+
+#include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <system_error>
+
+namespace hotpath::load {
+namespace {
+
+namespace json = boost::json;
+constexpr std::string_view schema_name = "hotpath-load/1";
+
+// Builds the same DOM as json::parser, but converts each double from its text with std::from_chars (correctly
+// rounded): Boost.JSON 1.81 reads some doubles one ulp off, and a document must read back exactly as written.
+struct precise_handler {
+    static constexpr std::size_t max_array_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_object_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_string_size = static_cast<std::size_t>(-1);
+    static constexpr std::size_t max_key_size = static_cast<std::size_t>(-1);
+
+    json::value_stack st;
+    std::string number; // the current number's text, when it arrives in parts
+
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_array_begin(json::error_code&) { return true; }
+    bool on_array_end(std::size_t n, json::error_code&) {
+        st.push_array(n);
+        return true;
+    }
+    bool on_object_begin(json::error_code&) { return true; }
+    bool on_object_end(std::size_t n, json::error_code&) {
+        st.push_object(n);
+        return true;
+    }
+    bool on_string_part(json::string_view s, std::size_t, json::error_code&) {
+        st.push_chars(s);
+        return true;
+    }
+    bool on_string(json::string_view s, std::size_t, json::error_code&) {
+        st.push_string(s);
+        return true;
+    }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        st.push_chars(s);
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code&) {
+        st.push_key(s);
+        return true;
+    }
+    bool on_number_part(json::string_view s, json::error_code&) {
+        number.append(s.data(), s.size());
+        return true;
+    }
+    bool on_int64(std::int64_t i, json::string_view, json::error_code&) {
+        number.clear();
+        st.push_int64(i);
+        return true;
+    }
+    bool on_uint64(std::uint64_t u, json::string_view, json::error_code&) {
+        number.clear();
+        st.push_uint64(u);
+        return true;
+    }
+    bool on_double(double d, json::string_view s, json::error_code&) {
+        number.append(s.data(), s.size());
+        double exact = 0;
+        const auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), exact);
+        st.push_double(ec == std::errc{} && end == number.data() + number.size() ? exact : d);
+        number.clear();
+        return true;
+    }
+    bool on_bool(bool b, json::error_code&) {
+        st.push_bool(b);
+        return true;
+    }
+    bool on_null(json::error_code&) {
+        st.push_null();
+        return true;
+    }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+};
+
+std::optional<json::value> parse_precise(std::string_view text, std::string& why) {
+    json::basic_parser<precise_handler> parser{json::parse_options{}};
+    parser.handler().st.reset();
+    json::error_code ec;
+    const std::size_t used = parser.write_some(false, text.data(), text.size(), ec);
+    if (!ec && used < text.size()) {
+        ec = json::error::extra_data;
+    }
+    if (ec) {
+        why = fmt::format("not JSON: {} (at byte {})", ec.message(), used);
+        return std::nullopt;
+    }
+    return parser.handler().st.release();
+}
+
+std::string_view kind_name(const json::value& v) {
+    switch (v.kind()) {
+    case json::kind::null:
+        return "null";
+    case json::kind::bool_:
+        return "a boolean";
+    case json::kind::int64:
+    case json::kind::uint64:
+    case json::kind::double_:
+        return "a number";
+    case json::kind::string:
+        return "a string";
+    case json::kind::array:
+        return "an array";
+    case json::kind::object:
+        return "an object";
+    }
+    return "unknown";
+}
+
+// An unsigned integer as JSON writes it ("12", not "12.0" or "1.2E1").
+std::optional<std::uint64_t> unsigned_of(const json::value& v) {
+    if (v.is_uint64()) {
+        return v.get_uint64();
+    }
+    if (v.is_int64() && v.get_int64() >= 0) {
+        return static_cast<std::uint64_t>(v.get_int64());
+    }
+    return std::nullopt;
+}
+
+// Element i of an array that must hold objects; null (with `why` set) when it is something else.
+const json::object* object_at(const json::array& a, std::size_t i, const std::string& where, std::string& why) {
+    if (!a[i].is_object()) {
+        why = fmt::format("{} is {}; expected an object", where, kind_name(a[i]));
+        return nullptr;
+    }
+    return &a[i].get_object();
+}
+
+// The members of one JSON object, read with their kinds checked; the first failure sets `why` to one line
+// naming the field by its path ("latency.state.min_ns") and every later call fails too.
+class fields {
+public:
+    fields(const json::object& o, std::string path, std::string& why) : o_(o), path_(std::move(path)), why_(why) {}
+
+    const std::string& path() const { return path_; }
+    std::string path_of(std::string_view key) const {
+        return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
+    }
+
+    bool fail(std::string_view key, std::string_view problem) {
+        if (why_.empty()) {
+            why_ = fmt::format("{} {}", path_of(key), problem);
+        }
+        return false;
+    }
+
+    const json::value* find(std::string_view key) {
+        if (!why_.empty()) {
+            return nullptr;
+        }
+        const json::value* v = o_.if_contains(json::string_view(key.data(), key.size()));
+        if (v == nullptr) {
+            fail(key, "is missing");
+        }
+        return v;
+    }
+
+    bool has(std::string_view key) const { return o_.contains(json::string_view(key.data(), key.size())); }
+
+    bool u64(std::string_view key, std::uint64_t& out, std::uint64_t most = std::numeric_limits<std::uint64_t>::max()) {
+        const json::value* v = find(key);
+        if (v == nullptr) {
+            return false;
+        }
+        const auto value = unsigned_of(*v);
+        if (!value) {
+            return fail(key, fmt::format("is {}; expected an unsigned integer",
+                                         v->is_number() ? "a negative or fractional number" : kind_name(*v)));
+        }
+        out = *value;
+        return out <= most || fail(key, fmt::format("is {}; at most {} is allowed", out, most));
+    }
+
+    bool u32(std::string_view key, unsigned& out, unsigned least = 0) {
+        std::uint64_t v = 0;
+        if (!u64(key, v, std::numeric_limits<unsigned>::max())) {
+            return false;
+        }
+        out = static_cast<unsigned>(v);
+        return out >= least || fail(key, fmt::format("is {}; at least {} is required", out, least));
+    }
+
+    bool nanoseconds(std::string_view key, std::chrono::nanoseconds& out) {
+        std::uint64_t v = 0;
+        if (!u64(key, v, static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max()))) {
+            return false;
+        }
+        out = std::chrono::nanoseconds{static_cast<std::int64_t>(v)};
+        return true;
+    }
+
+    bool number(std::string_view key, double& out) {
+        const json::value* v = find(key);
+        if (v == nullptr) {
+            return false;
+        }
+        if (!v->is_number()) {
+            return fail(key, fmt::format("is {}; expected a number", kind_name(*v)));
+        }
+        out = v->is_double()  ? v->get_double()
+              : v->is_int64() ? static_cast<double>(v->get_int64())
+                              : static_cast<double>(v->get_uint64());
+        return (std::isfinite(out) && out >= 0) || fail(key, "is negative; expected a number >= 0");
+    }
+
+    bool text(std::string_view key, std::string& out) {
+        const json::value* v = find(key);
+        if (v == nullptr) {
+            return false;
+        }
+        if (!v->is_string()) {
+            return fail(key, fmt::format("is {}; expected a string", kind_name(*v)));
+        }
+        out.assign(v->get_string().data(), v->get_string().size());
+        return true;
+    }
+
+    bool boolean(std::string_view key, bool& out) {
+        const json::value* v = find(key);
+        if (v == nullptr) {
+            return false;
+        }
+        if (!v->is_bool()) {
+            return fail(key, fmt::format("is {}; expected true or false", kind_name(*v)));
+        }
+        out = v->get_bool();
+        return true;
+    }
+
+    const json::object* object(std::string_view key) {
+        const json::value* v = find(key);
+        if (v != nullptr && !v->is_object()) {
+            fail(key, fmt::format("is {}; expected an object", kind_name(*v)));
+            return nullptr;
+        }
+        return v == nullptr ? nullptr : &v->get_object();
+    }
+
+    const json::array* array(std::string_view key) {
+        const json::value* v = find(key);
+        if (v != nullptr && !v->is_array()) {
+            fail(key, fmt::format("is {}; expected an array", kind_name(*v)));
+            return nullptr;
+        }
+        return v == nullptr ? nullptr : &v->get_array();
+    }
+
+private:
+    const json::object& o_;
+    std::string path_;
+    std::string& why_;
+};
+
+// A decimal string of at most 2^128 - 1 (how to_json writes the 128-bit sums).
+std::optional<metrics::histogram::wide_sum> parse_wide_decimal(std::string_view s) {
+    __extension__ using uint128 = unsigned __int128;
+    if (s.empty() || s.size() > 39) {
+        return std::nullopt;
+    }
+    uint128 value = 0;
+    for (const char c : s) {
+        if (c < '0' || c > '9') {
+            return std::nullopt;
+        }
+        const auto digit = static_cast<unsigned>(c - '0');
+        if (value > (~uint128{0} - digit) / 10) {
+            return std::nullopt;
+        }
+        value = value * 10 + digit;
+    }
+    return metrics::histogram::wide_sum{static_cast<std::uint64_t>(value >> 64), static_cast<std::uint64_t>(value)};
+}
+
+bool read_wide(fields& f, std::string_view key, metrics::histogram::wide_sum& out) {
+    std::string text;
+    if (!f.text(key, text)) {
+        return false;
+    }
+    const auto value = parse_wide_decimal(text);
+    if (!value) {
+        return f.fail(key, "is not a decimal integer below 2^128");
+    }
+    out = *value;
+    return true;
+}
+
+// A histogram object as histogram_json() in report.cpp writes it; only its "state" is read (the rest is derived).
+// The state must use this build's layout and be consistent (min and max in the first and last counted buckets).
+bool read_histogram(fields& parent, std::string_view key, metrics::histogram& h, std::string& why) {
+    using metrics::histogram;
+    const json::object* o = parent.object(key);
+    if (o == nullptr) {
+        return false;
+    }
+    fields outer(*o, parent.path_of(key), why);
+    const json::object* state_object = outer.object("state");
+    if (state_object == nullptr) {
+        return false;
+    }
+    fields state(*state_object, outer.path_of("state"), why);
+    std::uint64_t lowest = 0;
+    std::uint64_t highest = 0;
+    std::uint64_t bits = 0;
+    std::uint64_t buckets = 0;
+    if (!state.u64("lowest_ns", lowest) || !state.u64("highest_ns", highest) || !state.u64("sub_bucket_bits", bits) ||
+        !state.u64("bucket_count", buckets)) {
+        return false;
+    }
+    if (lowest != histogram::lowest_ns || highest != histogram::highest_ns || bits != histogram::sub_bucket_bits ||
+        buckets != histogram::bucket_count) {
+        why =
+            fmt::format("{}: histogram layout {} buckets, {} sub-bucket bits, {}..{} ns differs from this build's {}, "
+                        "{}, {}..{} ns; such histograms cannot be merged",
+                        state.path(), buckets, bits, lowest, highest, histogram::bucket_count,
+                        histogram::sub_bucket_bits, histogram::lowest_ns, histogram::highest_ns);
+        return false;
+    }
+    const json::array* pairs = state.array("counts");
+    if (pairs == nullptr) {
+        return false;
+    }
+    auto counts = std::make_unique<std::array<std::uint64_t, histogram::bucket_count>>();
+    std::uint64_t total = 0;
+    std::size_t first = histogram::bucket_count;
+    std::size_t last = 0;
+    for (std::size_t i = 0; i < pairs->size(); ++i) {
+        const json::value& pair = (*pairs)[i];
+        const std::string where = fmt::format("{}[{}]", state.path_of("counts"), i);
+        const json::array* a = pair.if_array();
+        const auto index = a != nullptr && a->size() == 2 ? unsigned_of((*a)[0]) : std::nullopt;
+        const auto count = a != nullptr && a->size() == 2 ? unsigned_of((*a)[1]) : std::nullopt;
+        if (!index || !count) {
+            why = where + " is not an [index, count] pair of unsigned integers";
+            return false;
+        }
+        if (*index >= histogram::bucket_count || (i > 0 && *index <= last)) {
+            why = fmt::format("{}: bucket index {} is out of range or not increasing", where, *index);
+            return false;
+        }
+        if (__builtin_add_overflow(total, *count, &total)) {
+            why = where + ": the total count overflows 64 bits";
+            return false;
+        }
+        (*counts)[*index] = *count;
+        last = *index;
+        first = *count != 0 ? std::min(first, static_cast<std::size_t>(*index)) : first;
+    }
+    std::uint64_t min_ns = 0;
+    std::uint64_t max_ns = 0;
+    std::uint64_t clamped = 0;
+    histogram::wide_sum sum{};
+    histogram::wide_sum sum_squares{};
+    if (!state.u64("min_ns", min_ns) || !state.u64("max_ns", max_ns) || !read_wide(state, "sum_ns", sum) ||
+        !read_wide(state, "sum_squares_ns", sum_squares) || !state.u64("clamped", clamped)) {
+        return false;
+    }
+    while (last > 0 && (*counts)[last] == 0) {
+        --last;
+    }
+    const bool consistent = total == 0 ? min_ns == 0 && max_ns == 0 && clamped == 0 && sum == histogram::wide_sum{} &&
+                                             sum_squares == histogram::wide_sum{}
+                                       : min_ns <= max_ns && histogram::bucket_of(min_ns) == first &&
+                                             histogram::bucket_of(max_ns) == last &&
+                                             clamped <= (*counts)[histogram::bucket_count - 1] &&
+                                             (clamped == 0) == (max_ns <= histogram::highest_ns);
+    if (!consistent) {
+        why = state.path() + " is inconsistent (min_ns, max_ns, clamped or the sums do not match the counts)";
+        return false;
+    }
+    h.restore(*counts, min_ns, max_ns, sum, sum_squares, clamped);
+    return true;
+}
+
+bool read_plan(fields& doc, plan& p, std::string& why) {
+    const json::object* run_object = doc.object("run");
+    if (run_object == nullptr) {
+        return false;
+    }
+    fields run(*run_object, "run", why);
+    std::string url;
+    std::string model;
+    std::chrono::nanoseconds planned{};
+    if (!run.text("url", url) || !run.text("method", p.method) || !run.text("model", model) ||
+        !run.u32("threads", p.threads, 1) || !run.u32("connections", p.connections) || !run.number("rate", p.rate) ||
+        !run.u32("pipeline", p.pipeline, 1) || !run.boolean("keep_alive", p.keep_alive) ||
+        !run.nanoseconds("planned_ns", planned) || !run.nanoseconds("warmup_ns", p.warmup)) {
+        return false;
+    }
+    auto to = http::parse_url(url);
+    if (!to) {
+        return run.fail("url", "'" + url + "': " + to.error().message);
+    }
+    p.to = std::move(*to);
+    if (p.method.empty() || p.method.find_first_of(" \t\r\n") != std::string::npos) {
+        return run.fail("method", "is not an HTTP method");
+    }
+    const json::array* stages = run.array("stages");
+    if (stages == nullptr) {
+        return false;
+    }
+    std::chrono::nanoseconds staged{};
+    for (std::size_t i = 0; i < stages->size(); ++i) {
+        const std::string where = fmt::format("run.stages[{}]", i);
+        const json::object* item = object_at(*stages, i, where, why);
+        if (item == nullptr) {
+            return false;
+        }
+        fields f(*item, where, why);
+        stage st;
+        std::string kind;
+        if (!f.text("kind", kind) || !f.number("from", st.from) || !f.number("to", st.to) ||
+            !f.nanoseconds("duration_ns", st.duration)) {
+            return false;
+        }
+        if (kind != "rate" && kind != "vus") {
+            return f.fail("kind", "is '" + kind + "'; expected rate or vus");
+        }
+        st.what = kind == "rate" ? stage::kind::rate : stage::kind::vus;
+        if (i > 0 && st.what != p.stages.front().what) {
+            return f.fail("kind", "differs from the first stage's; all stages are of one kind");
+        }
+        staged += st.duration;
+        p.stages.push_back(st);
+    }
+    if (p.stages.empty()) {
+        p.duration = planned;
+    } else if (staged != planned) {
+        return run.fail("planned_ns", "differs from the sum of run.stages durations");
+    }
+    if (model != "open" && model != "closed") {
+        return run.fail("model", "is '" + model + "'; expected open or closed");
+    }
+    if ((model == "open") != p.open_model()) {
+        return run.fail("model", "is '" + model + "' but run.rate and run.stages say otherwise");
+    }
+    return true;
+}
+
+bool read_results(fields& doc, bool open_model, results& r, std::string& why) {
+    if (!doc.nanoseconds("measured_ns", r.measured) || !doc.u64("responses", r.responses) ||
+        !doc.u64("successes", r.successes) || !doc.u64("bytes_received", r.bytes_received) ||
+        !doc.u64("bytes_sent", r.bytes_sent) || !doc.u64("connections_opened", r.connections_opened) ||
+        !doc.u64("late", r.late) || !doc.u64("unsent", r.unsent)) {
+        return false;
+    }
+    const json::object* errors_object = doc.object("errors");
+    if (errors_object == nullptr) {
+        return false;
+    }
+    fields errors(*errors_object, "errors", why);
+    for (std::size_t e = 0; e < error_class_count; ++e) {
+        if (!errors.u64(to_string(static_cast<error_class>(e)), r.errors[e])) {
+            return false;
+        }
+    }
+    // Files written before connection attempts were counted apart held them as errors.connect.
+    std::uint64_t legacy_connect = 0;
+    const bool has_legacy_connect = errors.has("connect");
+    if (has_legacy_connect && !errors.u64("connect", legacy_connect)) {
+        return false;
+    }
+    if (errors_object->size() != error_class_count + (has_legacy_connect ? 1 : 0)) {
+        why = "errors has an unknown error class";
+        return false;
+    }
+    // Written since connection attempts are counted apart; absent from older files.
+    if (doc.has("connect_attempts") || doc.has("connect_failures")) {
+        if (!doc.u64("connect_attempts", r.connect_attempts) || !doc.u64("connect_failures", r.connect_failures)) {
+            return false;
+        }
+    } else {
+        r.connect_failures = legacy_connect;
+        r.connect_attempts = r.connections_opened + legacy_connect;
+    }
+    if (doc.has("connect_error") && !doc.text("connect_error", r.connect_error)) {
+        return false;
+    }
+    const json::object* statuses = doc.object("statuses");
+    if (statuses == nullptr) {
+        return false;
+    }
+    fields status_fields(*statuses, "statuses", why);
+    for (const auto& [key, value] : *statuses) {
+        unsigned status = 0;
+        const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), status);
+        if (ec != std::errc{} || end != key.data() + key.size() || status >= r.statuses.size()) {
+            why = fmt::format("statuses has key '{}'; expected a status code below {}", std::string_view(key),
+                              r.statuses.size());
+            return false;
+        }
+        if (!status_fields.u64(std::string_view(key.data(), key.size()), r.statuses[status])) {
+            return false;
+        }
+    }
+    if (!read_histogram(doc, "latency", r.latency, why)) {
+        return false;
+    }
+    if (open_model && !read_histogram(doc, "service_time", r.service_time, why)) {
+        return false;
+    }
+    if (open_model && doc.has("send_lag") && !read_histogram(doc, "send_lag", r.send_lag, why)) {
+        return false;
+    }
+    const json::array* seconds = doc.array("seconds");
+    if (seconds == nullptr) {
+        return false;
+    }
+    for (std::size_t i = 0; i < seconds->size(); ++i) {
+        const std::string where = fmt::format("seconds[{}]", i);
+        const json::object* item = object_at(*seconds, i, where, why);
+        if (item == nullptr) {
+            return false;
+        }
+        fields f(*item, where, why);
+        std::uint64_t index = 0;
+        if (!f.u64("second", index)) {
+            return false;
+        }
+        if (index != i) {
+            return f.fail("second", fmt::format("is {}; expected {} (one entry per second, in order)", index, i));
+        }
+        auto& s = r.second(i);
+        if (!f.u64("responses", s.responses) || !f.u64("errors", s.errors) ||
+            !read_histogram(f, "latency", *s.latency, why)) {
+            return false;
+        }
+    }
+    const json::array* requests = doc.array("requests");
+    if (requests == nullptr) {
+        return false;
+    }
+    for (std::size_t i = 0; i < requests->size(); ++i) {
+        const std::string where = fmt::format("requests[{}]", i);
+        const json::object* item = object_at(*requests, i, where, why);
+        if (item == nullptr) {
+            return false;
+        }
+        fields f(*item, where, why);
+        auto& q = r.per_request.emplace_back();
+        if (!f.text("name", q.name) || !f.u64("responses", q.responses) || !f.u64("successes", q.successes) ||
+            !f.u64("failures", q.failures) || !read_histogram(f, "latency", q.latency, why)) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool read_thresholds(fields& doc, plan& p, std::string& why) {
+    const json::array* list = doc.array("thresholds");
+    if (list == nullptr) {
+        return false;
+    }
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const std::string where = fmt::format("thresholds[{}]", i);
+        const json::object* item = object_at(*list, i, where, why);
+        if (item == nullptr) {
+            return false;
+        }
+        fields f(*item, where, why);
+        std::string text;
+        if (!f.text("threshold", text)) {
+            return false;
+        }
+        std::string rule_why;
+        auto rule = parse_threshold(text, rule_why);
+        if (!rule) {
+            return f.fail("threshold", "'" + text + "': " + rule_why);
+        }
+        p.thresholds.push_back(std::move(*rule));
+    }
+    return true;
+}
+
+std::error_code bad_input() {
+    return std::make_error_code(std::errc::invalid_argument);
+}
+
+} // namespace
+
+result<loaded_report> from_json(std::string_view text, std::string& why) {
+    why.clear();
+    auto parsed = parse_precise(text, why);
+    if (!parsed) {
+        return bad_input();
+    }
+    if (!parsed->is_object()) {
+        why = fmt::format("the document is {}; expected a {} object", kind_name(*parsed), schema_name);
+        return bad_input();
+    }
+    fields doc(parsed->get_object(), "", why);
+    std::string schema;
+    if (!doc.has("schema")) {
+        why = fmt::format("no \"schema\" field: not a {} document", schema_name);
+        return bad_input();
+    }
+    if (!doc.text("schema", schema)) {
+        return bad_input();
+    }
+    if (schema != schema_name) {
+        why = fmt::format("schema is '{}'; this build reads {}", schema, schema_name);
+        return bad_input();
+    }
+    loaded_report out;
+    if (!read_plan(doc, out.p, why) || !read_results(doc, out.p.open_model(), out.r, why) ||
+        !read_thresholds(doc, out.p, why)) {
+        return bad_input();
+    }
+    out.outcomes = evaluate(out.p, out.r);
+    return out;
+}
+
+bool merge_into(loaded_report& into, const loaded_report& part, std::string& why) {
+    if (into.p.open_model() != part.p.open_model()) {
+        why = "cannot merge an open-model run with a closed-model run (their latencies measure different things)";
+        return false;
+    }
+    const std::size_t common = std::min(into.r.per_request.size(), part.r.per_request.size());
+    for (std::size_t i = 0; i < common; ++i) {
+        if (into.r.per_request[i].name != part.r.per_request[i].name) {
+            why = fmt::format("scenario request {} is '{}' here but '{}' in the runs before: not the same scenario", i,
+                              part.r.per_request[i].name, into.r.per_request[i].name);
+            return false;
+        }
+    }
+    unsigned threads = 0;
+    if (__builtin_add_overflow(into.p.threads, part.p.threads, &threads)) {
+        why = "the thread counts overflow";
+        return false;
+    }
+    into.p.threads = threads;
+    into.r.merge(part.r);
+    into.outcomes.clear();
+    into.p.thresholds.clear();
+    return true;
+}
+
+result<void> merge_files(const std::vector<std::string>& paths, std::string& out_json, std::string& report_text,
+                         std::string& why) {
+    if (paths.empty()) {
+        why = "no files to merge";
+        return bad_input();
+    }
+    // One merged run and one file at a time: a loaded_report is ~60 KB, so both live on the heap.
+    std::unique_ptr<loaded_report> merged;
+    for (const auto& path : paths) {
+        std::ifstream in(path, std::ios::binary);
+        if (!in.is_open()) {
+            why = "cannot open " + path;
+            return std::make_error_code(std::errc::no_such_file_or_directory);
+        }
+        std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+        if (in.bad()) {
+            why = "cannot read " + path;
+            return std::make_error_code(std::errc::io_error);
+        }
+        std::string file_why;
+        auto part = from_json(text, file_why);
+        if (!part) {
+            why = path + ": " + file_why;
+            return part.error();
+        }
+        if (merged == nullptr) {
+            merged = std::make_unique<loaded_report>(std::move(*part));
+            merged->outcomes.clear();
+            merged->p.thresholds.clear();
+        } else if (!merge_into(*merged, *part, file_why)) {
+            why = path + ": " + file_why;
+            return bad_input();
+        }
+    }
+    out_json = to_json(merged->p, merged->r, merged->outcomes);
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* memory = ::open_memstream(&buffer, &size);
+    if (memory == nullptr) {
+        why = "out of memory";
+        return std::make_error_code(std::errc::not_enough_memory);
+    }
+    print_header(memory, merged->p);
+    print_report(memory, merged->p, merged->r, merged->outcomes);
+    std::fclose(memory);
+    report_text.assign(buffer, size);
+    std::free(buffer);
+    return {};
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,278 @@
+// Building a load plan from what a user typed, and the one set of checks every plan passes before it runs.
+#include <hotpath/load/options.hpp>
+
+#include <hotpath/http/response.hpp>
+#include <hotpath/load/scenario.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+
+namespace hotpath::load {
+namespace {
+
+// The knobs a reason may name, as each source writes them.
+struct knob_names {
+    std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads;
+};
+
+constexpr knob_names flag_names{"--rate",   "--stages",          "--pipeline", "--no-keepalive",
+                                "--warmup", "--max-connections", "-c",         "--expect-status",
+                                "-t"};
+constexpr knob_names scenario_names{
+    "load.rate",   "load.stages",          "load.pipeline",    "load.keep_alive = false",
+    "load.warmup", "load.max_connections", "load.connections", "load.expect_status",
+    "load.threads"};
+
+std::string str(std::string_view s) {
+    return std::string(s);
+}
+
+bool status_in_range(unsigned s) noexcept {
+    return s >= 100 && s <= 599;
+}
+
+// Thread-per-core: more loops than any machine has cores only costs memory and rings.
+constexpr unsigned max_threads = 1024;
+
+} // namespace
+
+std::string validate(const plan& p, plan_source source) {
+    const knob_names& n = source == plan_source::flags ? flag_names : scenario_names;
+    if (!std::isfinite(p.rate) || p.rate < 0) {
+        return str(n.rate) + " must be a number of requests per second > 0";
+    }
+    for (const auto& s : p.stages) {
+        if (!std::isfinite(s.from) || !std::isfinite(s.to) || s.from < 0 || s.to < 0 || s.duration.count() <= 0) {
+            return str(n.stages) + ": a stage's levels are numbers >= 0 and its duration is > 0";
+        }
+    }
+    if (p.rate > 0 && !p.stages.empty()) {
+        return str(n.rate) + " and " + str(n.stages) + " do not mix: rate stages set the rate";
+    }
+    if (p.connections == 0) {
+        return str(n.connections) + " must be at least 1";
+    }
+    if (p.threads > max_threads) {
+        return str(n.threads) + " must be at most " + std::to_string(max_threads);
+    }
+    if (p.open_model() && p.pipeline > 1) {
+        return str(n.pipeline) + " works with the closed model only (not with " + str(n.rate) + " or rate stages)";
+    }
+    if (p.pipeline > 1 && !p.keep_alive) {
+        return str(n.pipeline) + " and " + str(n.no_keepalive) +
+               " do not mix: the server closes each connection after one response";
+    }
+    if (p.max_connections > 0 && !p.open_model()) {
+        return str(n.max_connections) + " applies to the open model (" + str(n.rate) + " or rate stages); in the " +
+               "closed model " + str(n.connections) + " is the number of connections";
+    }
+    if (p.max_connections > 0 && p.max_connections < p.connections) {
+        return str(n.max_connections) + " must be at least " + str(n.connections) + " (" +
+               std::to_string(p.connections) + ")";
+    }
+    if (p.warmup >= p.total_time()) {
+        return str(n.warmup) + " must be shorter than the run (the stages' sum, else the duration)";
+    }
+    auto bad_status = [&](const std::vector<unsigned>& statuses) {
+        return std::find_if_not(statuses.begin(), statuses.end(), status_in_range) != statuses.end();
+    };
+    if (bad_status(p.expected_statuses)) {
+        return str(n.expect_status) + " takes statuses from 100 to 599";
+    }
+    for (const auto& r : p.scenario) {
+        if (bad_status(r.expected_statuses)) {
+            return "request '" + r.name + "': expect_status holds statuses from 100 to 599";
+        }
+        for (const auto& c : r.checks) {
+            if (bad_status(c.statuses)) {
+                return "request '" + r.name + "': check_status holds statuses from 100 to 599";
+            }
+        }
+    }
+    return {};
+}
+
+bool make_plan(const load_options& o, plan& out, std::string& why) {
+    plan p;
+    const bool scenario = !o.scenario.empty();
+    if (scenario) {
+        if (o.method || !o.headers.empty() || o.body || o.body_file) {
+            why = std::string(o.method             ? "--method"
+                              : !o.headers.empty() ? "--header"
+                              : o.body             ? "--body"
+                                                   : "--body-file") +
+                  " does not apply with --scenario; set it per [[request]]";
+            return false;
+        }
+        if (!load_scenario_file(o.scenario, p, why)) {
+            return false;
+        }
+    }
+    if (o.url.empty() && !scenario) {
+        why = "a URL is required (see hotpath load --help)";
+        return false;
+    }
+    if (!o.url.empty()) {
+        auto to = http::parse_url(o.url);
+        if (!to) {
+            why = std::move(to).error().message;
+            return false;
+        }
+        if (auto plain = http::require_plain_http(*to); !plain) {
+            why = std::move(plain).error().message;
+            return false;
+        }
+        if (scenario && to->target != "/") {
+            why = "with --scenario, the URL sets host and port only";
+            return false;
+        }
+        const std::string path = std::exchange(p.to.target, "/");
+        p.to = std::move(*to);
+        if (scenario) {
+            p.to.target = path; // the scenario's
+        }
+    }
+    if (!scenario) {
+        p.method = o.method.value_or("GET");
+        if (!http::is_token(p.method)) {
+            why = "bad method '" + p.method + "'";
+            return false;
+        }
+        for (const auto& h : o.headers) {
+            const auto colon = h.find(':');
+            if (colon == std::string::npos || colon == 0 || !http::is_token(h.substr(0, colon)) ||
+                h.find_first_of("\r\n") != std::string::npos) {
+                why = "a header is \"Name: value\"; got '" + h + "'";
+                return false;
+            }
+            const auto value = h.find_first_not_of(' ', colon + 1);
+            p.headers.emplace_back(h.substr(0, colon), value == std::string::npos ? "" : h.substr(value));
+        }
+        if (o.body && o.body_file) {
+            why = "--body and --body-file do not mix";
+            return false;
+        }
+        p.body = o.body.value_or("");
+        if (o.body_file) {
+            std::ifstream in(*o.body_file, std::ios::binary);
+            if (!in) {
+                why = "cannot read --body-file " + *o.body_file;
+                return false;
+            }
+            p.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+        }
+    }
+
+    // What was typed, checked against itself: options that would silently override one another.
+    if (o.rate && !(*o.rate > 0 && std::isfinite(*o.rate))) {
+        why = "--rate must be a number of requests per second > 0 (leave it out for the closed model)";
+        return false;
+    }
+    if (o.stages && o.rate) {
+        why = "--stages and --rate do not mix: rate stages set the rate (e.g. --stages \"rate=100/s:30s\")";
+        return false;
+    }
+    if (o.stages && o.duration) {
+        why = "--stages and --duration do not mix: the stages set the run's length";
+        return false;
+    }
+    if (o.requests && *o.requests == 0) {
+        why = "-n must be at least 1";
+        return false;
+    }
+    if (o.connections) {
+        p.connections = *o.connections;
+    }
+    if (o.threads) {
+        p.threads = *o.threads;
+    }
+    if (o.no_keepalive) {
+        p.keep_alive = false;
+    }
+    if (o.pipeline) {
+        p.pipeline = *o.pipeline;
+    }
+    if (o.io) {
+        p.io = *o.io;
+    }
+    if (o.max_connections) {
+        p.max_connections = *o.max_connections;
+    }
+    if (!o.expect_status.empty()) {
+        p.expected_statuses = o.expect_status;
+    }
+    // A model option replaces the scenario's whole model.
+    if (!scenario || o.rate || o.stages || o.duration || o.requests) {
+        p.rate = o.rate.value_or(0);
+        p.requests = o.requests.value_or(0);
+        p.stages.clear();
+        p.duration = std::chrono::seconds{10};
+        if (o.duration) {
+            const auto d = parse_duration(*o.duration);
+            if (!d || d->count() <= 0) {
+                why = "bad --duration '" + *o.duration + "' (e.g. 10s, 2m)";
+                return false;
+            }
+            p.duration = *d;
+        } else if (p.requests > 0) {
+            p.duration = std::chrono::hours{24 * 365}; // until the count is done
+        }
+        if (o.stages) {
+            auto st = parse_stages(*o.stages, why);
+            if (!st) {
+                return false;
+            }
+            p.stages = std::move(*st);
+        }
+    }
+    if (o.connections && !p.stages.empty() && p.stages.front().what == stage::kind::vus) {
+        why = "-c and vus stages do not mix: the stages set the virtual users";
+        return false;
+    }
+    if (o.timeout) {
+        const auto timeout = parse_duration(*o.timeout);
+        if (!timeout || timeout->count() <= 0) {
+            why = "bad --timeout '" + *o.timeout + "'";
+            return false;
+        }
+        p.timeout = *timeout;
+    }
+    if (o.warmup) {
+        const auto w = parse_duration(*o.warmup);
+        if (!w) {
+            why = "bad --warmup '" + *o.warmup + "'";
+            return false;
+        }
+        p.warmup = *w;
+    }
+    if (!o.thresholds.empty()) {
+        p.thresholds.clear();
+        for (const auto& t : o.thresholds) {
+            auto th = parse_threshold(t, why);
+            if (!th) {
+                return false;
+            }
+            p.thresholds.push_back(*th);
+        }
+    }
+    why = validate(p, plan_source::flags);
+    if (!why.empty()) {
+        return false;
+    }
+    // A thread without a connection of its own would never send its share of -n (wrk needs connections >=
+    // threads; here the threads shrink instead).
+    p.threads = resolve_threads(p);
+    double most_connections = p.connections;
+    if (p.open_model()) {
+        most_connections = std::max(p.max_connections, p.connections);
+    } else if (!p.stages.empty()) {
+        most_connections = std::round(p.max_level());
+    }
+    p.threads = std::min(p.threads, static_cast<unsigned>(std::max(1.0, most_connections)));
+    out = std::move(p);
+    return true;
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,290 @@
+// Parsing a load plan's pieces from text (URL, durations, stages, thresholds) and building the request.
+#include <hotpath/load/plan.hpp>
+
+#include <hotpath/http/char_class.hpp>
+
+#include <hotpath/http/request_head.hpp>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <system_error>
+#include <thread>
+
+namespace hotpath::load {
+namespace {
+
+// A non-negative decimal number at the start of `s`; advances past it.
+std::optional<double> take_number(std::string_view& s) noexcept {
+    double v = 0;
+    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
+    if (r.ec != std::errc{} || v < 0 || !std::isfinite(v)) {
+        return std::nullopt;
+    }
+    s.remove_prefix(static_cast<std::size_t>(r.ptr - s.data()));
+    return v;
+}
+
+} // namespace
+
+std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why) {
+    std::vector<stage> stages;
+    while (!text.empty()) {
+        const auto comma = text.find(',');
+        std::string_view item = http::char_class::trim_ows(text.substr(0, comma));
+        text = comma == std::string_view::npos ? std::string_view{} : text.substr(comma + 1);
+        const auto colon = item.rfind(':');
+        const auto eq = item.find('=');
+        if (colon == std::string_view::npos || eq == std::string_view::npos || eq > colon) {
+            why = "a stage is KIND=LEVEL:DURATION, e.g. rate=10/s:30s or vus=0..50:1m; got '" + std::string(item) + "'";
+            return std::nullopt;
+        }
+        stage s;
+        const std::string_view kind = http::char_class::trim_ows(item.substr(0, eq));
+        std::string_view level = http::char_class::trim_ows(item.substr(eq + 1, colon - eq - 1));
+        if (kind == "rate") {
+            s.what = stage::kind::rate;
+        } else if (kind == "vus") {
+            s.what = stage::kind::vus;
+        } else {
+            why = "a stage kind is rate or vus; got '" + std::string(kind) + "'";
+            return std::nullopt;
+        }
+        // "A..B" ramps from A to B; a plain "A" holds. Split first: "0." would parse as a number.
+        std::string_view first = level;
+        std::string_view second;
+        if (const auto dots = level.find(".."); dots != std::string_view::npos) {
+            first = level.substr(0, dots);
+            second = level.substr(dots + 2);
+        }
+        auto from = take_number(first);
+        auto to = from;
+        if (!second.empty()) {
+            to = take_number(second);
+            level = second;
+        } else {
+            level = first;
+        }
+        double per = 1;
+        if (s.what == stage::kind::rate) {
+            if (level == "/s") {
+                per = 1;
+            } else if (level == "/m") {
+                per = 60;
+            } else if (!level.empty()) {
+                from.reset();
+            }
+        } else if (!level.empty()) {
+            from.reset();
+        }
+        const auto duration = parse_duration(item.substr(colon + 1));
+        if (!from || !to || !duration || duration->count() <= 0) {
+            why = "bad stage '" + std::string(item) + "'";
+            return std::nullopt;
+        }
+        s.from = *from / per;
+        s.to = *to / per;
+        s.duration = *duration;
+        if (!stages.empty() && stages.front().what != s.what) {
+            why = "stages mix rate and vus";
+            return std::nullopt;
+        }
+        stages.push_back(s);
+    }
+    if (stages.empty()) {
+        why = "no stages given";
+        return std::nullopt;
+    }
+    return stages;
+}
+
+std::optional<threshold> parse_threshold(std::string_view text, std::string& why) {
+    threshold t;
+    t.text = std::string(http::char_class::trim_ows(text));
+    std::string_view s = t.text;
+    const auto op = s.find_first_of("<>");
+    if (op == std::string_view::npos) {
+        why = "a threshold is METRIC<VALUE or METRIC>VALUE, e.g. p95<150ms; got '" + t.text + "'";
+        return std::nullopt;
+    }
+    const std::string_view name = http::char_class::trim_ows(s.substr(0, op));
+    t.less = s[op] == '<';
+    std::string_view value = s.substr(op + 1);
+    if (!value.empty() && value.front() == '=') {
+        value.remove_prefix(1);
+    }
+    value = http::char_class::trim_ows(value);
+    auto fail = [&](std::string message) {
+        why = std::move(message);
+        return std::nullopt;
+    };
+    if (name == "errors") {
+        t.what = threshold::metric::errors;
+        std::string_view v = value;
+        const auto n = take_number(v);
+        if (!n || (v != "%" && !v.empty())) {
+            return fail("errors take a percentage, e.g. errors<8%; got '" + t.text + "'");
+        }
+        t.limit = v == "%" ? *n / 100 : *n;
+        return t;
+    }
+    if (name == "rps") {
+        t.what = threshold::metric::rps;
+        std::string_view v = value;
+        const auto n = take_number(v);
+        if (!n || !v.empty()) {
+            return fail("rps takes a number, e.g. rps>1000; got '" + t.text + "'");
+        }
+        t.limit = *n;
+        return t;
+    }
+    if (name == "mean" || name == "avg") {
+        t.what = threshold::metric::mean;
+    } else if (name == "max") {
+        t.what = threshold::metric::max;
+    } else if (name.size() > 1 && name.front() == 'p') {
+        std::string_view p = name.substr(1);
+        const auto n = take_number(p);
+        if (!n || !p.empty() || *n > 100) {
+            return fail("bad percentile in threshold '" + t.text + "'");
+        }
+        t.what = threshold::metric::percentile;
+        t.percentile = *n;
+    } else {
+        return fail("unknown threshold metric '" + std::string(name) + "' (use p50..p99.9, mean, max, errors, rps)");
+    }
+    const auto d = parse_duration(value);
+    if (!d || value.empty() || !std::isalpha(static_cast<unsigned char>(value.back()))) {
+        return fail("latency thresholds take a duration with a unit, e.g. 150ms; got '" + t.text + "'");
+    }
+    t.limit = static_cast<double>(d->count());
+    return t;
+}
+
+std::chrono::nanoseconds plan::total_time() const noexcept {
+    if (stages.empty()) {
+        return duration;
+    }
+    std::chrono::nanoseconds total{};
+    for (const auto& s : stages) {
+        total += s.duration;
+    }
+    return total;
+}
+
+double plan::level_at(std::chrono::nanoseconds elapsed) const noexcept {
+    if (stages.empty()) {
+        return rate > 0 ? rate : static_cast<double>(connections);
+    }
+    elapsed = std::max(elapsed, std::chrono::nanoseconds{}); // before the start: the first stage's level
+    for (const auto& s : stages) {
+        if (elapsed < s.duration) {
+            const double f = static_cast<double>(elapsed.count()) / static_cast<double>(s.duration.count());
+            return s.from + (s.to - s.from) * f;
+        }
+        elapsed -= s.duration;
+    }
+    return stages.back().to;
+}
+
+double plan::max_level() const noexcept {
+    if (stages.empty()) {
+        return level_at({});
+    }
+    double most = 0;
+    for (const auto& s : stages) {
+        most = std::max({most, s.from, s.to});
+    }
+    return most;
+}
+
+std::optional<std::chrono::nanoseconds> plan::arrival_time(double k) const noexcept {
+    if (k < 0) {
+        return std::nullopt;
+    }
+    if (stages.empty()) {
+        if (!(rate > 0)) {
+            return std::nullopt;
+        }
+        return std::chrono::nanoseconds{static_cast<std::int64_t>(k / rate * 1e9)};
+    }
+    // Within a stage of length D from rate a to b, arrivals by time t: a*t + (b - a)*t^2 / (2D). Solved for t in
+    // the form 2r / (a + sqrt(a^2 + 4Ar)), which stays exact as b - a goes to 0.
+    std::chrono::nanoseconds before{};
+    double done = 0;
+    for (const auto& s : stages) {
+        const double d = static_cast<double>(s.duration.count()) / 1e9;
+        const double area = (s.from + s.to) / 2 * d;
+        const double r = k - done;
+        if (r < area) {
+            const double a = s.from;
+            const double curve = (s.to - s.from) / (2 * d);
+            const double root = std::sqrt(std::max(0.0, a * a + 4 * curve * r));
+            const double t = a + root > 0 ? 2 * r / (a + root) : 0;
+            return before + std::min(s.duration, std::chrono::nanoseconds{static_cast<std::int64_t>(t * 1e9)});
+        }
+        done += area;
+        before += s.duration;
+    }
+    return std::nullopt;
+}
+
+double plan::planned_arrivals() const noexcept {
+    if (!open_model()) {
+        return 0;
+    }
+    if (stages.empty()) {
+        return rate * static_cast<double>(duration.count()) / 1e9;
+    }
+    double total = 0;
+    for (const auto& s : stages) {
+        total += (s.from + s.to) / 2 * static_cast<double>(s.duration.count()) / 1e9;
+    }
+    return total;
+}
+
+unsigned resolve_threads(const plan& p) noexcept {
+    return p.threads != 0 ? p.threads : std::max(1u, std::thread::hardware_concurrency());
+}
+
+std::vector<request_spec> requests_or_default(const plan& p) {
+    if (!p.scenario.empty()) {
+        return p.scenario;
+    }
+    request_spec r;
+    r.method = p.method;
+    r.path_and_query = p.to.target;
+    r.headers = p.headers;
+    r.body = p.body;
+    r.expected_statuses = p.expected_statuses;
+    return {r};
+}
+
+std::string build_request(const plan& p, const request_spec& q) {
+    std::string r;
+    r.append(q.method).append(" ").append(q.path_and_query).append(" HTTP/1.1\r\nHost: ").append(p.to.authority());
+    r.append("\r\n");
+    bool has_agent = false;
+    for (const auto& [name, value] : q.headers) {
+        r.append(name).append(": ").append(value).append("\r\n");
+        has_agent = has_agent || http::iequals(name, "user-agent");
+    }
+    if (!has_agent) {
+        r.append("User-Agent: hotpath-load\r\n");
+    }
+    if (!q.body.empty() || q.method == "POST" || q.method == "PUT" || q.method == "PATCH") {
+        r.append("Content-Length: ").append(std::to_string(q.body.size())).append("\r\n");
+    }
+    if (!p.keep_alive) {
+        r.append("Connection: close\r\n");
+    }
+    r.append("\r\n").append(q.body);
+    return r;
+}
+
+std::string build_request(const plan& p) {
+    return build_request(p, requests_or_default(p).front());
+}
+
+} // namespace hotpath::load

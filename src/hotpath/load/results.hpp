@@ -1,0 +1,71 @@
+// What a load run measured: latency histograms, statuses, errors by class, and a per-second series.
+#pragma once
+
+#include <hotpath/metrics/histogram.hpp>
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace hotpath::load {
+
+// Why a request failed. A failed connection attempt is not a failed request (no request was sent on it): it is
+// counted in results::connect_failures.
+enum class error_class : std::uint8_t { read, write, timeout, malformed, status, check, count_ };
+inline constexpr std::size_t error_class_count = static_cast<std::size_t>(error_class::count_);
+std::string_view to_string(error_class e) noexcept;
+
+// One second of the measured window.
+struct second_sample {
+    std::uint64_t responses = 0;
+    std::uint64_t errors = 0;
+    std::unique_ptr<metrics::histogram> latency = std::make_unique<metrics::histogram>();
+};
+
+// The figures of one named request of a scenario.
+struct request_results {
+    std::string name;
+    metrics::histogram latency;
+    std::uint64_t responses = 0;
+    std::uint64_t successes = 0;
+    std::uint64_t failures = 0; // unexpected statuses and failed checks
+};
+
+// Kept by each worker on its own thread, merged at the end; merge() is exact (counts add, histograms merge).
+struct results {
+    // Open model: from each request's scheduled send time (coordinated-omission correct). Closed model:
+    // from the time its bytes were handed to the socket.
+    metrics::histogram latency;
+    // Open model only: from the actual send time; the figure a naive tool would report.
+    metrics::histogram service_time;
+    std::array<std::uint64_t, 600> statuses{};
+    std::array<std::uint64_t, error_class_count> errors{};
+    std::uint64_t responses = 0;      // complete responses in the measured window
+    std::uint64_t successes = 0;      // of those: 1xx-3xx or an expected status
+    std::uint64_t bytes_received = 0; // measured window, heads and bodies
+    std::uint64_t bytes_sent = 0;
+    std::uint64_t unsent = 0; // open model: due but never sent (all connections busy until the end)
+    std::uint64_t late = 0;   // open model: sent after waiting for a free connection
+    // Open model: how far behind its scheduled time each late request was sent.
+    metrics::histogram send_lag;
+    std::uint64_t connect_attempts = 0;
+    std::uint64_t connect_failures = 0;   // attempts that failed (refused, unreachable, ...)
+    std::uint64_t connections_opened = 0; // attempts that succeeded
+    std::string connect_error;            // the first failed attempt's reason, "" if none failed
+    std::chrono::nanoseconds measured{};  // length of the measured window (warm-up excluded)
+    std::vector<second_sample> seconds;
+    std::vector<request_results> per_request; // one per scenario request, in the scenario's order
+
+    second_sample& second(std::size_t index);
+    // Folds the per-second samples past the measured window into its last second: responses still in flight at
+    // the end are counted, and the series has one entry per second measured (ceil(measured / 1 s)).
+    void close_seconds();
+    void merge(const results& other);
+    std::uint64_t error_total() const noexcept;
+};
+
+} // namespace hotpath::load

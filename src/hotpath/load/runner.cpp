@@ -1,0 +1,134 @@
+// Worker threads, the progress display and the final merge.
+#include <hotpath/load/runner.hpp>
+
+#include <hotpath/load/report.hpp>
+#include <hotpath/load/worker.hpp>
+
+#include <hotpath/net/connect.hpp>
+#include <hotpath/net/uring.hpp>
+
+#include <fmt/core.h>
+
+#include <csignal>
+#include <ctime>
+#include <memory>
+#include <pthread.h>
+#include <thread>
+#include <vector>
+
+namespace hotpath::load {
+
+namespace {
+
+std::string bar(double fraction, int width) {
+    const int filled = static_cast<int>(std::clamp(fraction, 0.0, 1.0) * width);
+    return std::string(static_cast<std::size_t>(filled), '=') + (filled < width ? ">" : "") +
+           std::string(static_cast<std::size_t>(std::max(0, width - filled - 1)), ' ');
+}
+
+} // namespace
+
+result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, std::string& why, int* stopped_by) {
+    if (stopped_by != nullptr) {
+        *stopped_by = 0;
+    }
+    std::string reason;
+    const auto found = net::resolve_now(p.to.host, p.to.port, reason);
+    if (!found) {
+        why = fmt::format("cannot resolve {}: {}", p.to.host, reason);
+        return std::make_error_code(std::errc::invalid_argument);
+    }
+    const net::endpoint endpoint = found->front();
+    if (p.io == plan::io_choice::uring && !net::uring::available()) {
+        why = "io_uring is not available here (--io uring); use --io auto or epoll";
+        return std::make_error_code(std::errc::function_not_supported);
+    }
+
+    // SIGINT/SIGTERM end the run early; blocked before the workers start so only this thread sees them.
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGINT);
+    sigaddset(&signals, SIGTERM);
+    sigset_t previous;
+    pthread_sigmask(SIG_BLOCK, &signals, &previous);
+
+    live_counters live;
+    const auto start = clock::now() + std::chrono::milliseconds{20}; // every worker starts on the same schedule
+    const unsigned thread_count = resolve_threads(p);
+    std::vector<std::unique_ptr<worker>> workers;
+    for (unsigned i = 0; i < thread_count; ++i) {
+        workers.push_back(std::make_unique<worker>(p, endpoint, i, thread_count, start, live));
+    }
+    std::vector<std::thread> threads;
+    std::atomic<unsigned> running{thread_count};
+    for (auto& w : workers) {
+        threads.emplace_back([&w, &running] {
+            w->run();
+            running.fetch_sub(1);
+        });
+    }
+
+    const auto planned = p.requests > 0 ? std::chrono::nanoseconds{} : p.total_time();
+    const auto refresh = mode == progress_mode::terminal ? std::chrono::milliseconds{250} : std::chrono::seconds{5};
+    auto next_line = clock::now() + refresh;
+    std::uint64_t last_responses = 0;
+    auto last_time = clock::now();
+    bool stopped = false;
+    while (running.load() != 0) {
+        timespec wait{0, 50'000'000};
+        if (const int got = sigtimedwait(&signals, nullptr, &wait); got > 0 && !stopped) {
+            stopped = true;
+            if (stopped_by != nullptr) {
+                *stopped_by = got;
+            }
+            for (auto& w : workers) {
+                w->stop();
+            }
+        }
+        const auto now = clock::now();
+        if (mode == progress_mode::none || now < next_line) {
+            continue;
+        }
+        next_line = now + refresh;
+        const std::uint64_t responses = live.responses.load();
+        const double rps =
+            static_cast<double>(responses - last_responses) / std::chrono::duration<double>(now - last_time).count();
+        last_responses = responses;
+        last_time = now;
+        const double elapsed = std::max(0.0, std::chrono::duration<double>(now - start).count());
+        const std::string where =
+            p.requests > 0 ? fmt::format("{}/{} requests", responses, p.requests)
+                           : fmt::format("{:.0f}s/{:.0f}s", elapsed, std::chrono::duration<double>(planned).count());
+        const double fraction = p.requests > 0 ? static_cast<double>(responses) / static_cast<double>(p.requests)
+                                               : elapsed / std::chrono::duration<double>(planned).count();
+        // Only what is true so far: no p95 before a whole second has been measured, and the warm-up says so.
+        const bool warming_up = now < start + p.warmup;
+        const std::string p95 = warming_up ? "warming up"
+                                : live.seconds_published.load() == 0
+                                    ? "p95 -"
+                                    : "p95 " + format_duration_ns(static_cast<double>(live.last_second_p95_ns.load()));
+        const std::string status = fmt::format("{} {:.0f} req/s  {}  errors {}", where, rps, p95, live.errors.load());
+        if (mode == progress_mode::terminal) {
+            fmt::print(progress_out, "\r[{}] {}\x1b[K", bar(fraction, 30), status);
+        } else {
+            fmt::print(progress_out, "hotpath load: {}\n", status);
+        }
+        std::fflush(progress_out);
+    }
+    if (mode == progress_mode::terminal) {
+        fmt::print(progress_out, "\r\x1b[K");
+        std::fflush(progress_out);
+    }
+    for (auto& t : threads) {
+        t.join();
+    }
+    pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+
+    results merged;
+    for (auto& w : workers) {
+        merged.merge(w->result());
+    }
+    return merged;
+}
+
+} // namespace hotpath::load

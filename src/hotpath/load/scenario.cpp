@@ -1,0 +1,627 @@
+// Reading scenario files: TOML (parsed with toml++) checked key by key into a plan.
+#include <hotpath/load/scenario.hpp>
+
+#include <hotpath/http/request_head.hpp>
+#include <hotpath/http/response.hpp>
+#include <hotpath/load/options.hpp>
+
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+
+namespace hotpath::load {
+namespace {
+
+// Reading TOML values: each getter returns true when the key is absent or valid, else sets `why`
+
+std::string line_of(const toml::node& n) {
+    return "line " + std::to_string(n.source().begin.line) + ": ";
+}
+
+bool fail(std::string& why, const toml::node& at, const std::string& message) {
+    why = line_of(at) + message;
+    return false;
+}
+
+std::string_view type_name(const toml::node& n) noexcept {
+    switch (n.type()) {
+    case toml::node_type::string:
+        return "a string";
+    case toml::node_type::integer:
+        return "an integer";
+    case toml::node_type::floating_point:
+        return "a float";
+    case toml::node_type::boolean:
+        return "a boolean";
+    case toml::node_type::array:
+        return "an array";
+    case toml::node_type::table:
+        return "a table";
+    default:
+        return "a date or time";
+    }
+}
+
+bool wrong_type(std::string& why, const toml::node& n, std::string_view key, std::string_view expected) {
+    return fail(why, n, std::string(key) + " must be " + std::string(expected) + ", not " + std::string(type_name(n)));
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+    std::vector<std::size_t> row(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) {
+        row[j] = j;
+    }
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        std::size_t diagonal = row[0];
+        row[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            const std::size_t above = row[j];
+            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+            diagonal = above;
+        }
+    }
+    return row[b.size()];
+}
+
+// Refuses keys outside `allowed`, suggesting the closest one: a typo must not be silently ignored.
+bool only_keys(const toml::table& t, std::string_view prefix, std::initializer_list<std::string_view> allowed,
+               std::string& why) {
+    for (const auto& [key, value] : t) {
+        const std::string_view k = key.str();
+        if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) {
+            continue;
+        }
+        std::string message = "unknown key '" + std::string(prefix) + std::string(k) + "'";
+        const auto best = std::min_element(allowed.begin(), allowed.end(), [&](std::string_view x, std::string_view y) {
+            return edit_distance(k, x) < edit_distance(k, y);
+        });
+        if (edit_distance(k, *best) <= 2) {
+            message += " (did you mean '" + std::string(*best) + "'?)";
+        } else {
+            message += " (known keys:";
+            for (const auto a : allowed) {
+                message.append(" ").append(a);
+            }
+            message += ")";
+        }
+        return fail(why, value, message);
+    }
+    return true;
+}
+
+bool get_string(const toml::table& t, std::string_view key, std::string_view full, std::optional<std::string>& out,
+                std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    if (const auto* s = n->as_string()) {
+        out = s->get();
+        return true;
+    }
+    return wrong_type(why, *n, full, "a string");
+}
+
+bool get_bool(const toml::table& t, std::string_view key, std::string_view full, std::optional<bool>& out,
+              std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    if (const auto* b = n->as_boolean()) {
+        out = b->get();
+        return true;
+    }
+    return wrong_type(why, *n, full, "true or false");
+}
+
+bool get_integer(const toml::table& t, std::string_view key, std::string_view full, std::int64_t min, std::int64_t max,
+                 std::optional<std::int64_t>& out, std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    const auto* i = n->as_integer();
+    if (i == nullptr) {
+        return wrong_type(why, *n, full, "an integer");
+    }
+    if (i->get() < min || i->get() > max) {
+        return fail(why, *n,
+                    std::string(full) + " must be from " + std::to_string(min) + " to " + std::to_string(max) +
+                        "; got " + std::to_string(i->get()));
+    }
+    out = i->get();
+    return true;
+}
+
+// A number > 0 (integer or float).
+bool get_positive(const toml::table& t, std::string_view key, std::string_view full, std::optional<double>& out,
+                  std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    double v = 0;
+    if (const auto* i = n->as_integer()) {
+        v = static_cast<double>(i->get());
+    } else if (const auto* f = n->as_floating_point()) {
+        v = f->get();
+    } else {
+        return wrong_type(why, *n, full, "a number");
+    }
+    if (!(v > 0) || !std::isfinite(v)) {
+        return fail(why, *n, std::string(full) + " must be a number > 0");
+    }
+    out = v;
+    return true;
+}
+
+bool get_duration(const toml::table& t, std::string_view key, std::string_view full, bool zero_ok,
+                  std::optional<std::chrono::nanoseconds>& out, std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    const auto* text = n->as_string();
+    if (text == nullptr) {
+        return wrong_type(why, *n, full, "a duration string like \"30s\"");
+    }
+    const auto d = parse_duration(text->get());
+    if (!d || (!zero_ok && d->count() <= 0)) {
+        return fail(why, *n,
+                    std::string(full) + " must be a duration like \"30s\", \"250ms\" or \"2m\"; got \"" + text->get() +
+                        "\"");
+    }
+    out = *d;
+    return true;
+}
+
+// An array of strings, or (when `one_ok`) a single string.
+bool get_strings(const toml::table& t, std::string_view key, std::string_view full, bool one_ok,
+                 std::optional<std::vector<std::string>>& out, std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    const std::string_view expected = one_ok ? "a string or an array of strings" : "an array of strings";
+    std::vector<std::string> v;
+    if (const auto* s = n->as_string(); s != nullptr && one_ok) {
+        v.push_back(s->get());
+    } else if (const auto* a = n->as_array()) {
+        for (const auto& item : *a) {
+            const auto* s_item = item.as_string();
+            if (s_item == nullptr) {
+                return wrong_type(why, item, std::string(full) + " items", "strings");
+            }
+            v.push_back(s_item->get());
+        }
+    } else {
+        return wrong_type(why, *n, full, expected);
+    }
+    out = std::move(v);
+    return true;
+}
+
+// A non-empty array of HTTP status codes (100-599).
+bool get_statuses(const toml::table& t, std::string_view key, std::string_view full,
+                  std::optional<std::vector<unsigned>>& out, std::string& why) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return true;
+    }
+    const auto* a = n->as_array();
+    if (a == nullptr || a->empty()) {
+        return a == nullptr ? wrong_type(why, *n, full, "an array of statuses, e.g. [404]")
+                            : fail(why, *n, std::string(full) + " must list at least one status, e.g. [404]");
+    }
+    std::vector<unsigned> v;
+    for (const auto& item : *a) {
+        const auto* i = item.as_integer();
+        if (i == nullptr || i->get() < 100 || i->get() > 599) {
+            return fail(why, item, std::string(full) + " holds statuses from 100 to 599, e.g. [200, 404]");
+        }
+        v.push_back(static_cast<unsigned>(i->get()));
+    }
+    out = std::move(v);
+    return true;
+}
+
+// The sections of a scenario.
+
+bool read_load(const toml::table& t, plan& q, std::string& why) {
+    if (!only_keys(t, "load.",
+                   {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages", "warmup",
+                    "timeout", "keep_alive", "pipeline", "thresholds", "expect_status"},
+                   why)) {
+        return false;
+    }
+    std::optional<std::int64_t> connections, threads, requests, max_connections, pipeline;
+    std::optional<std::chrono::nanoseconds> duration, warmup, timeout;
+    std::optional<double> rate;
+    std::optional<bool> keep_alive;
+    std::optional<std::vector<std::string>> stages, thresholds;
+    std::optional<std::vector<unsigned>> statuses;
+    if (!get_integer(t, "connections", "load.connections", 1, 100000, connections, why) ||
+        !get_integer(t, "threads", "load.threads", 0, 1024, threads, why) ||
+        !get_integer(t, "requests", "load.requests", 1, std::numeric_limits<std::int64_t>::max(), requests, why) ||
+        !get_integer(t, "max_connections", "load.max_connections", 0, 1000000, max_connections, why) ||
+        !get_integer(t, "pipeline", "load.pipeline", 1, 1024, pipeline, why) ||
+        !get_duration(t, "duration", "load.duration", false, duration, why) ||
+        !get_duration(t, "warmup", "load.warmup", true, warmup, why) ||
+        !get_duration(t, "timeout", "load.timeout", false, timeout, why) ||
+        !get_positive(t, "rate", "load.rate", rate, why) ||
+        !get_bool(t, "keep_alive", "load.keep_alive", keep_alive, why) ||
+        !get_strings(t, "stages", "load.stages", true, stages, why) ||
+        !get_strings(t, "thresholds", "load.thresholds", false, thresholds, why) ||
+        !get_statuses(t, "expect_status", "load.expect_status", statuses, why)) {
+        return false;
+    }
+    if (stages && duration) {
+        return fail(why, *t.get("duration"),
+                    "load.duration and load.stages do not mix: the stages set the run's length");
+    }
+    if (stages && rate) {
+        return fail(why, *t.get("rate"), "load.rate and load.stages do not mix: rate stages set the rate");
+    }
+    if (stages) {
+        std::string joined;
+        for (const auto& s : *stages) {
+            joined.append(joined.empty() ? "" : ", ").append(s);
+        }
+        auto parsed = parse_stages(joined, why);
+        if (!parsed) {
+            return fail(why, *t.get("stages"), "load.stages: " + why);
+        }
+        q.stages = std::move(*parsed);
+        q.rate = 0;
+    }
+    if (thresholds) {
+        q.thresholds.clear();
+        for (const auto& text : *thresholds) {
+            auto th = parse_threshold(text, why);
+            if (!th) {
+                return fail(why, *t.get("thresholds"), "load.thresholds: " + why);
+            }
+            q.thresholds.push_back(std::move(*th));
+        }
+    }
+    q.connections = connections ? static_cast<unsigned>(*connections) : q.connections;
+    q.threads = threads ? static_cast<unsigned>(*threads) : q.threads;
+    q.requests = requests ? static_cast<std::uint64_t>(*requests) : q.requests;
+    q.max_connections = max_connections ? static_cast<unsigned>(*max_connections) : q.max_connections;
+    q.pipeline = pipeline ? static_cast<unsigned>(*pipeline) : q.pipeline;
+    q.warmup = warmup.value_or(q.warmup);
+    q.timeout = timeout.value_or(q.timeout);
+    q.rate = rate.value_or(q.rate);
+    q.keep_alive = keep_alive.value_or(q.keep_alive);
+    q.expected_statuses = statuses.value_or(q.expected_statuses);
+    if (duration) {
+        q.duration = *duration;
+    } else if (requests && !stages) {
+        q.duration = std::chrono::hours{24 * 365}; // as `hotpath load -n`: until the count is done
+    }
+    return true;
+}
+
+bool read_file(const std::filesystem::path& path, std::string& out) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) {
+        return false;
+    }
+    out.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+    return !in.bad();
+}
+
+bool read_feed(const toml::table& t, std::string_view base_dir, feed& out, std::string& why) {
+    if (!only_keys(t, "feed.", {"csv", "order"}, why)) {
+        return false;
+    }
+    std::optional<std::string> csv, order;
+    if (!get_string(t, "csv", "feed.csv", csv, why) || !get_string(t, "order", "feed.order", order, why)) {
+        return false;
+    }
+    if (!csv || csv->empty()) {
+        return fail(why, t, "feed.csv is required: the CSV file's path, relative to the scenario file");
+    }
+    if (order && *order != "sequential") {
+        return fail(why, *t.get("order"),
+                    "feed.order must be \"sequential\" (rows in turn, dealt to the workers); got \"" + *order + "\"");
+    }
+    std::filesystem::path path(*csv);
+    if (path.is_relative() && !base_dir.empty()) {
+        path = std::filesystem::path(base_dir) / path;
+    }
+    std::string text;
+    if (!read_file(path, text)) {
+        return fail(why, *t.get("csv"), "feed.csv: cannot read " + path.string());
+    }
+    feed f;
+    if (!load_csv(text, f, why)) {
+        return fail(why, *t.get("csv"), "feed.csv " + *csv + ", " + why);
+    }
+    f.source = *csv;
+    out = std::move(f);
+    return true;
+}
+
+// What a placeholder's value may not contain where it lands, and the name of that place for messages.
+struct slot {
+    std::string_view what;      // "path", "header value", "body"
+    std::string_view forbidden; // bytes a value may not hold there
+};
+
+std::string column_list(const feed& f) {
+    std::string s;
+    for (const auto& c : f.columns) {
+        s.append(s.empty() ? "" : ", ").append(c);
+    }
+    return s;
+}
+
+// Every placeholder in `text` names a column of `f`, and every row's value fits the slot.
+bool check_placeholders(std::string_view text, const slot& where, const feed& f, const std::string& label,
+                        const toml::node& at, bool& used, std::string& why) {
+    for (auto ph = next_placeholder(text, 0); ph; ph = next_placeholder(text, ph->end)) {
+        const std::string name(ph->name);
+        if (f.columns.empty()) {
+            return fail(why, at,
+                        label + ": the " + std::string(where.what) + " uses {{" + name +
+                            "}} but there is no [feed] to fill it");
+        }
+        const auto column = column_index(f, name);
+        if (!column) {
+            return fail(why, at,
+                        label + ": the " + std::string(where.what) + " uses {{" + name + "}} but " + f.source +
+                            " has no column '" + name + "' (its columns: " + column_list(f) + ")");
+        }
+        used = true;
+        for (std::size_t r = 0; r < f.rows.size(); ++r) {
+            if (f.rows[r][*column].find_first_of(where.forbidden) != std::string::npos) {
+                return fail(why, at,
+                            label + ": row " + std::to_string(r + 1) + " of " + f.source + " has a value of '" + name +
+                                "' that cannot go in a " + std::string(where.what) + " (space or control character)");
+            }
+        }
+    }
+    return true;
+}
+
+// Bytes a request target may not hold (RFC 9112 section 3.2: no whitespace or controls), and header values.
+constexpr std::string_view path_forbidden{"\x00\x01\x02\x03\x04\x05\x06\x07\x08\x09\x0a\x0b\x0c\x0d\x0e\x0f"
+                                          "\x10\x11\x12\x13\x14\x15\x16\x17\x18\x19\x1a\x1b\x1c\x1d\x1e\x1f\x20\x7f",
+                                          34};
+constexpr std::string_view value_forbidden{"\x00\r\n", 3};
+
+std::string without_placeholders(std::string_view text) {
+    std::string out;
+    std::size_t at = 0;
+    for (auto ph = next_placeholder(text, 0); ph; ph = next_placeholder(text, ph->end)) {
+        out.append(text.substr(at, ph->begin - at)).append("x");
+        at = ph->end;
+    }
+    return out.append(text.substr(at));
+}
+
+bool read_request(const toml::table& t, std::size_t index, std::string_view prefix, const feed& f, bool& used,
+                  request_spec& r, std::string& why) {
+    std::string label = "request " + std::to_string(index + 1);
+    if (!only_keys(t, "request.",
+                   {"name", "method", "path", "headers", "body", "weight", "expect_status", "check_status",
+                    "check_body_contains"},
+                   why)) {
+        return false;
+    }
+    std::optional<std::string> name, method, path, body;
+    if (!get_string(t, "name", label + ": name", name, why)) {
+        return false;
+    }
+    if (name) {
+        if (name->empty() || name->find_first_of("\r\n") != std::string::npos) {
+            return fail(why, *t.get("name"), label + ": name must be one non-empty line");
+        }
+        label = "request '" + *name + "'";
+    }
+    std::optional<double> weight;
+    std::optional<std::vector<unsigned>> expect, check_status;
+    std::optional<std::vector<std::string>> contains;
+    if (!get_string(t, "method", label + ": method", method, why) ||
+        !get_string(t, "path", label + ": path", path, why) || !get_string(t, "body", label + ": body", body, why) ||
+        !get_positive(t, "weight", label + ": weight", weight, why) ||
+        !get_statuses(t, "expect_status", label + ": expect_status", expect, why) ||
+        !get_statuses(t, "check_status", label + ": check_status", check_status, why) ||
+        !get_strings(t, "check_body_contains", label + ": check_body_contains", true, contains, why)) {
+        return false;
+    }
+    if (!path) {
+        return fail(why, t, label + ": path is required, e.g. path = \"/\"");
+    }
+    const toml::node& path_node = *t.get("path");
+    if (path->empty() || path->front() != '/') {
+        return fail(why, path_node, label + ": path must start with '/'; got \"" + *path + "\"");
+    }
+    if (without_placeholders(*path).find_first_of(path_forbidden) != std::string::npos) {
+        return fail(why, path_node, label + ": path has spaces or control characters; percent-encode them");
+    }
+    r = request_spec{};
+    r.method = method.value_or("GET");
+    if (!http::is_token(r.method)) {
+        return fail(why, *t.get("method"),
+                    label + ": method must be a token like GET or POST; got \"" + r.method + "\"");
+    }
+    r.name = name.value_or(r.method + " " + *path);
+    r.path_and_query = std::string(prefix) + *path;
+    r.body = body.value_or("");
+    r.weight = weight.value_or(1);
+    r.expected_statuses = expect.value_or(std::vector<unsigned>{});
+    if (check_status) {
+        r.checks.push_back(check{check::kind::status, *check_status, {}});
+    }
+    for (auto& text : contains.value_or(std::vector<std::string>{})) {
+        if (text.empty() || has_placeholders(text)) {
+            return fail(why, *t.get("check_body_contains"),
+                        label + ": check_body_contains needs a non-empty text without placeholders");
+        }
+        r.checks.push_back(check{check::kind::body_contains, {}, std::move(text)});
+    }
+    if (!check_placeholders(r.path_and_query, {"path", path_forbidden}, f, label, path_node, used, why) ||
+        (body && !check_placeholders(r.body, {"body", {}}, f, label, *t.get("body"), used, why))) {
+        return false;
+    }
+    if (const toml::node* h = t.get("headers")) {
+        const auto* headers = h->as_table();
+        if (headers == nullptr) {
+            return wrong_type(why, *h, label + ": headers", "a table like { \"Content-Type\" = \"application/json\" }");
+        }
+        for (const auto& [key, value] : *headers) {
+            const std::string field_name(key.str());
+            const auto* v = value.as_string();
+            if (v == nullptr) {
+                return wrong_type(why, value, label + ": header " + field_name, "a string");
+            }
+            if (!http::is_token(field_name)) {
+                return fail(why, value, label + ": bad header name '" + field_name + "'");
+            }
+            for (const std::string_view own : {"host", "content-length", "transfer-encoding", "connection"}) {
+                if (http::iequals(field_name, own)) {
+                    return fail(why, value,
+                                label + ": header '" + field_name +
+                                    "' is set by hotpath (from url, the body and load.keep_alive)");
+                }
+            }
+            for (const auto& seen : r.headers) {
+                if (http::iequals(seen.first, field_name)) {
+                    return fail(why, value, label + ": header '" + field_name + "' is given twice");
+                }
+            }
+            if (v->get().find_first_of(value_forbidden) != std::string::npos) {
+                return fail(why, value, label + ": header " + field_name + " has a line break");
+            }
+            if (!check_placeholders(v->get(), {"header value", value_forbidden}, f, label, value, used, why)) {
+                return false;
+            }
+            r.headers.emplace_back(field_name, v->get());
+        }
+    }
+    return true;
+}
+
+bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, std::string& why) {
+    if (!only_keys(doc, "", {"url", "load", "feed", "request"}, why)) {
+        return false;
+    }
+    const toml::node* url_node = doc.get("url");
+    if (url_node == nullptr) {
+        why = "line 1: url is required, e.g. url = \"http://127.0.0.1:8080\"";
+        return false;
+    }
+    std::optional<std::string> url;
+    if (!get_string(doc, "url", "url", url, why)) {
+        return false;
+    }
+    auto to = http::parse_url(*url);
+    if (!to) {
+        return fail(why, *url_node, "url: " + to.error().message);
+    }
+    if (auto plain = http::require_plain_http(*to); !plain) {
+        return fail(why, *url_node, "url: " + plain.error().message);
+    }
+    if (to->target.find('?') != std::string::npos) {
+        return fail(why, *url_node, "url: a query belongs in each request's path, not in the url");
+    }
+    std::string prefix = to->target;
+    while (!prefix.empty() && prefix.back() == '/') {
+        prefix.pop_back();
+    }
+    q.to = std::move(*to);
+    if (const toml::node* n = doc.get("load")) {
+        if (n->as_table() == nullptr) {
+            return wrong_type(why, *n, "load", "a table: [load]");
+        }
+        if (!read_load(*n->as_table(), q, why)) {
+            return false;
+        }
+    }
+    q.data = feed{};
+    if (const toml::node* n = doc.get("feed")) {
+        if (n->as_table() == nullptr) {
+            return wrong_type(why, *n, "feed", "a table: [feed]");
+        }
+        if (!read_feed(*n->as_table(), base_dir, q.data, why)) {
+            return false;
+        }
+    }
+    const toml::node* requests = doc.get("request");
+    const toml::array* list = requests != nullptr ? requests->as_array() : nullptr;
+    if (requests != nullptr && (list == nullptr || (!list->empty() && !list->is_array_of_tables()))) {
+        return wrong_type(why, *requests, "request", "an array of tables: one [[request]] per request");
+    }
+    if (list == nullptr || list->empty()) {
+        why = "line 1: the scenario has no [[request]]; add one with at least path = \"/\"";
+        return false;
+    }
+    q.scenario.clear();
+    bool used = false;
+    for (std::size_t i = 0; i < list->size(); ++i) {
+        const toml::table& t = *list->get(i)->as_table();
+        request_spec r;
+        if (!read_request(t, i, prefix, q.data, used, r, why)) {
+            return false;
+        }
+        for (const auto& seen : q.scenario) {
+            if (seen.name == r.name) {
+                return fail(why, t, "request '" + r.name + "': two requests have this name; names must differ");
+            }
+        }
+        q.scenario.push_back(std::move(r));
+    }
+    if (!q.data.columns.empty() && !used) {
+        return fail(why, *doc.get("feed"), "[feed]: no request uses a {{column}} of " + q.data.source);
+    }
+    const toml::node& load_at = doc.get("load") != nullptr ? *doc.get("load") : doc;
+    if (const std::string problem = validate(q, plan_source::scenario); !problem.empty()) {
+        return fail(why, load_at, problem);
+    }
+    return true;
+}
+
+} // namespace
+
+bool load_scenario(std::string_view toml_text, std::string_view base_dir, plan& p, std::string& why) {
+    toml::table doc;
+    try {
+        doc = toml::parse(toml_text);
+    } catch (const toml::parse_error& e) {
+        std::string description(e.description());
+        std::replace(description.begin(), description.end(), '\n', ' ');
+        why = "line " + std::to_string(e.source().begin.line) + ", column " + std::to_string(e.source().begin.column) +
+              ": " + description;
+        return false;
+    }
+    plan q = p;
+    if (!read_scenario(doc, base_dir, q, why)) {
+        return false;
+    }
+    p = std::move(q);
+    return true;
+}
+
+bool load_scenario_file(const std::string& path, plan& p, std::string& why) {
+    std::string text;
+    if (!read_file(path, text)) {
+        why = "cannot read scenario " + path;
+        return false;
+    }
+    if (!load_scenario(text, std::filesystem::path(path).parent_path().string(), p, why)) {
+        why = path + ": " + why;
+        return false;
+    }
+    return true;
+}
+
+} // namespace hotpath::load

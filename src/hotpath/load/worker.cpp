@@ -1,0 +1,474 @@
+// A load worker: schedules requests (closed or open model), records every response, keeps its timeouts.
+#include <hotpath/load/worker.hpp>
+
+#include <hotpath/http/request_head.hpp>
+#include <hotpath/load/feed.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace hotpath::load {
+
+namespace {
+
+// How often a worker wakes when nothing is scheduled sooner: timeouts, stages and the end are checked then.
+constexpr std::chrono::milliseconds tick_period{10};
+
+// Worker `index` of `count`'s part of `total`: the remainder goes to the first workers.
+unsigned share_of(unsigned total, unsigned index, unsigned count) noexcept {
+    return total / count + (index < total % count ? 1 : 0);
+}
+
+} // namespace
+
+worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count, clock::time_point start,
+               live_counters& live)
+    : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index), timer_(loop_),
+      start_(start), live_(live) {
+    double total_weight = 0;
+    for (auto& spec : requests_or_default(p)) {
+        prepared r;
+        r.templated = has_placeholders(spec.path_and_query) || has_placeholders(spec.body);
+        for (const auto& h : spec.headers) {
+            r.templated = r.templated || has_placeholders(h.second);
+        }
+        for (const auto& c : spec.checks) {
+            r.keeps_body = r.keeps_body || c.what == check::kind::body_contains;
+        }
+        std::string_view content_type;
+        for (const auto& [name, value] : spec.headers) {
+            content_type = http::iequals(name, "content-type") ? std::string_view(value) : content_type;
+        }
+        r.json_body = is_json_body(spec.body, content_type);
+        if (!r.templated) {
+            r.bytes = build_request(p, spec);
+            for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
+                r.pipelined += r.bytes;
+            }
+        }
+        total_weight += spec.weight;
+        r.cumulative_weight = total_weight;
+        results_.per_request.emplace_back().name = spec.name;
+        r.spec = std::move(spec);
+        prepared_.push_back(std::move(r));
+    }
+    if (p.io == plan::io_choice::epoll) {
+        loop_.disable_ring();
+    }
+    rng_state_ = 0x9e3779b97f4a7c15ULL * (index + 1) ^ static_cast<std::uint64_t>(start.time_since_epoch().count());
+    warmup_end_ = start_ + p.warmup;
+    end_ = start_ + p.total_time();
+    counted_ = p.requests > 0;
+    if (counted_) {
+        to_send_ = p.requests / count + (index < p.requests % count ? 1 : 0);
+    }
+    users_ = share_of(p.connections, index, count);
+    most_users_ = share_of(static_cast<unsigned>(std::lround(p.max_level())), index, count);
+    // Open model: -c connections unless --max-connections allows more; sends that find them all busy wait (and
+    // are reported late) instead of opening connections that would distort what is measured.
+    max_connections_ = std::max(1u, share_of(p.open_connections(), index, count));
+    schedule_next_arrival();
+}
+
+worker::~worker() = default;
+
+std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsigned count) {
+    std::uint32_t index = 0;
+    if (prepared_.size() > 1) {
+        // splitmix64: a fast, well-mixed generator; the choice only needs to follow the weights.
+        rng_state_ += 0x9e3779b97f4a7c15ULL;
+        std::uint64_t z = rng_state_;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        z ^= z >> 31;
+        const double x = static_cast<double>(z >> 11) / 9007199254740992.0 * prepared_.back().cumulative_weight;
+        while (index + 1 < prepared_.size() && x >= prepared_[index].cumulative_weight) {
+            ++index;
+        }
+    }
+    const prepared& r = prepared_[index];
+    if (!r.templated) {
+        bytes = count == 1 ? std::string_view(r.bytes) : std::string_view(r.pipelined);
+        return index;
+    }
+    // Rows are dealt to workers in turn: worker i of n takes rows i, i + n, i + 2n, ...
+    const std::size_t rows = std::max<std::size_t>(1, plan_.data.rows.size());
+    const std::size_t workers = static_cast<std::size_t>(std::lround(1 / share_));
+    const std::size_t row = (feed_row_++ * workers + index_) % rows;
+    request_spec filled = r.spec;
+    filled.path_and_query = render(r.spec.path_and_query, plan_.data, row);
+    filled.body = render(r.spec.body, plan_.data, row, r.json_body ? escaping::json : escaping::none);
+    for (auto& h : filled.headers) {
+        h.second = render(h.second, plan_.data, row);
+    }
+    scratch = build_request(plan_, filled);
+    const std::size_t one = scratch.size();
+    for (unsigned i = 1; i < count; ++i) {
+        scratch.append(scratch.data(), one);
+    }
+    bytes = scratch;
+    return index;
+}
+
+load_connection* worker::add_connection() {
+    connections_.push_back(std::make_unique<load_connection>(*this));
+    return connections_.back().get();
+}
+
+void worker::run() {
+    loop_.post([this] {
+        if (plan_.open_model()) {
+            for (unsigned i = 0; i < std::min<std::size_t>(std::max(1u, users_), max_connections_); ++i) {
+                add_connection()->open();
+            }
+        } else if (plan_.stages.empty()) {
+            for (unsigned i = 0; i < users_; ++i) {
+                add_connection()->open();
+            }
+        } else {
+            adjust_users(clock::now());
+        }
+        // Connections open now; requests start at the common start time.
+        schedule_tick(start_);
+    });
+    loop_.run();
+}
+
+void worker::stop() {
+    stop_requested_.store(true, std::memory_order_relaxed);
+}
+
+bool worker::may_send() const noexcept {
+    return started_ && !stopping_ && !finished_ && (!counted_ || to_send_ > 0);
+}
+
+std::uint64_t worker::connections_wanted() const noexcept {
+    if (!may_send()) {
+        return 0;
+    }
+    if (!counted_) {
+        return std::numeric_limits<std::uint64_t>::max();
+    }
+    // Only as many connections as requests are left for (-n with --no-keepalive opens one each).
+    std::uint64_t waiting = 0;
+    for (const auto& c : connections_) {
+        waiting += c->connecting() || c->ready() ? 1 : 0;
+    }
+    return to_send_ > waiting ? to_send_ - waiting : 0;
+}
+
+void worker::send_closed(load_connection& c, clock::time_point now) {
+    if (!may_send() || c.retire) {
+        return;
+    }
+    unsigned n = std::max(1u, plan_.pipeline);
+    if (counted_) {
+        n = static_cast<unsigned>(std::min<std::uint64_t>(n, to_send_));
+        to_send_ -= n;
+    }
+    c.send(now, n, now);
+}
+
+void worker::dispatch(clock::time_point scheduled) {
+    for (auto& c : connections_) {
+        if (c->ready()) {
+            c->send(scheduled, 1, clock::now());
+            return;
+        }
+    }
+    pending_.push_back(scheduled);
+    std::size_t live = 0;
+    for (auto& c : connections_) {
+        live += c->gone() ? 0 : 1;
+    }
+    if (live < max_connections_) {
+        for (auto& c : connections_) {
+            if (c->gone()) {
+                c->open();
+                return;
+            }
+        }
+        add_connection()->open();
+    }
+}
+
+void worker::on_ready(load_connection& c, clock::time_point now) {
+    if (plan_.open_model()) {
+        // Past the end nothing more is sent: what is still pending is reported as never sent.
+        if (!pending_.empty() && !finished_ && !stopping_) {
+            const auto scheduled = pending_.front();
+            pending_.pop_front();
+            if (scheduled >= warmup_end_) {
+                ++results_.late;
+                results_.send_lag.record(now - scheduled);
+            }
+            c.send(scheduled, 1, now);
+        }
+        return;
+    }
+    send_closed(c, now);
+    check_done(now);
+}
+
+void worker::on_bytes(std::size_t bytes, clock::time_point now) {
+    if (now >= warmup_end_) {
+        results_.bytes_received += bytes;
+    }
+}
+
+void worker::on_response(load_connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
+                         unsigned status, std::string_view body, clock::time_point now) {
+    live_.responses.fetch_add(1, std::memory_order_relaxed);
+    if (now < warmup_end_) {
+        return;
+    }
+    const auto latency = now - scheduled;
+    results_.latency.record(latency);
+    if (plan_.open_model()) {
+        results_.service_time.record(now - sent);
+    }
+    ++results_.statuses[status < results_.statuses.size() ? status : 0];
+    ++results_.responses;
+    const request_spec& spec = prepared_[index].spec;
+    auto& mine = results_.per_request[index];
+    mine.latency.record(latency);
+    ++mine.responses;
+    auto& second = results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1}));
+    ++second.responses;
+    second.latency->record(latency);
+
+    const auto listed = [status](const std::vector<unsigned>& v) {
+        return std::find(v.begin(), v.end(), status) != v.end();
+    };
+    error_class failure = error_class::count_;
+    if (status >= 400 && !listed(spec.expected_statuses) && !listed(plan_.expected_statuses)) {
+        failure = error_class::status;
+    }
+    for (const auto& c : spec.checks) {
+        const bool ok =
+            c.what == check::kind::status ? listed(c.statuses) : body.find(c.text) != std::string_view::npos;
+        if (!ok) {
+            failure = error_class::check;
+        }
+    }
+    if (failure == error_class::count_) {
+        ++results_.successes;
+        ++mine.successes;
+    } else {
+        ++results_.errors[static_cast<std::size_t>(failure)];
+        ++mine.failures;
+        ++second.errors;
+        live_.errors.fetch_add(1, std::memory_order_relaxed);
+    }
+}
+
+void worker::on_error(load_connection&, error_class e, std::size_t lost_requests) {
+    const auto now = clock::now();
+    if (now < warmup_end_ || finished_ || lost_requests == 0) {
+        return;
+    }
+    const std::uint64_t n = lost_requests;
+    results_.errors[static_cast<std::size_t>(e)] += n;
+    results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1})).errors += n;
+    live_.errors.fetch_add(n, std::memory_order_relaxed);
+}
+
+void worker::on_connect_result(std::error_code ec) {
+    ++results_.connect_attempts;
+    if (!ec) {
+        ++results_.connections_opened;
+        return;
+    }
+    ++results_.connect_failures;
+    if (results_.connect_error.empty()) {
+        results_.connect_error = ec.message();
+    }
+}
+
+void worker::on_gone(load_connection& c, bool failed) {
+    if (finished_) {
+        return;
+    }
+    // A connection the server closed normally (no keep-alive) is replaced at once; after a failed connect
+    // the next tick retries, which bounds the retry rate against a server that refuses.
+    const bool wanted = plan_.open_model() ? !pending_.empty() : connections_wanted() > 0;
+    if (!failed && !c.retire && wanted) {
+        c.open();
+    }
+    check_done(clock::now());
+}
+
+void worker::adjust_users(clock::time_point now) {
+    // level_at() stays within the stages' levels whatever the clock says (before the start: the first level);
+    // the bound below is the plan's promise all the same: never more users than its largest stage.
+    const double level = std::clamp(plan_.level_at(now - start_), 0.0, plan_.max_level());
+    const unsigned target = std::min(share_of(static_cast<unsigned>(std::lround(level)), index_, count_), most_users_);
+    unsigned active = 0;
+    for (auto& c : connections_) {
+        if (!c->retire && !c->gone()) {
+            ++active;
+        }
+    }
+    for (auto& c : connections_) {
+        if (active >= target) {
+            break;
+        }
+        if (c->gone() || c->retire) {
+            const bool was_gone = c->gone();
+            c->retire = false;
+            if (was_gone) {
+                c->open();
+            }
+            ++active;
+        }
+    }
+    while (active < target) {
+        add_connection()->open();
+        ++active;
+    }
+    for (auto it = connections_.rbegin(); it != connections_.rend() && active > target; ++it) {
+        auto& c = **it;
+        if (!c.retire && !c.gone()) {
+            c.retire = true;
+            --active;
+            if (c.ready()) {
+                c.abort(error_class::count_);
+            }
+        }
+    }
+}
+
+void worker::check_timeouts(clock::time_point now) {
+    if (now < next_timeout_check_) {
+        return;
+    }
+    next_timeout_check_ = now + tick_period;
+    for (auto& c : connections_) {
+        if (c->busy() && now - c->oldest_sent() > plan_.timeout) {
+            c->abort(error_class::timeout);
+        } else if (c->connecting() && now - c->connect_started() > plan_.timeout) {
+            // A server that stopped accepting (its backlog full: the kernel drops SYNs, the client retries them
+            // for minutes) must not hold a user, nor the end of the run, past the timeout.
+            c->time_out_connect();
+        }
+    }
+}
+
+void worker::publish_second(clock::time_point now) {
+    if (now < warmup_end_) {
+        return;
+    }
+    const auto current = static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1});
+    while (published_seconds_ < current) {
+        if (published_seconds_ < results_.seconds.size()) {
+            live_.last_second_p95_ns.store(results_.seconds[published_seconds_].latency->value_at_percentile(95),
+                                           std::memory_order_relaxed);
+            live_.seconds_published.fetch_add(1, std::memory_order_relaxed);
+        }
+        ++published_seconds_;
+    }
+}
+
+void worker::check_done(clock::time_point now) {
+    if (finished_) {
+        return;
+    }
+    const bool all_sent = counted_ && to_send_ == 0 && pending_.empty();
+    if (!stopping_ && !all_sent) {
+        return; // the common case, decided without a look at every connection
+    }
+    for (auto& c : connections_) {
+        if (c->busy() || c->connecting()) {
+            return;
+        }
+    }
+    finished_ = true;
+    results_.unsent = pending_.size();
+    pending_.clear();
+    const auto measured_end = counted_ ? now : std::min(now, end_);
+    results_.measured = measured_end > warmup_end_ ? measured_end - warmup_end_ : std::chrono::nanoseconds{};
+    results_.close_seconds();
+    timer_.cancel();
+    for (auto& c : connections_) {
+        c->abort(error_class::count_);
+    }
+    loop_.stop();
+}
+
+void worker::do_tick() {
+    if (finished_) {
+        return;
+    }
+    const auto now = clock::now();
+    if (!started_ && now >= start_) {
+        started_ = true;
+        if (!plan_.open_model()) {
+            for (auto& c : connections_) {
+                if (c->ready()) {
+                    send_closed(*c, now);
+                }
+            }
+        }
+    }
+    if (stop_requested_.load(std::memory_order_relaxed) && !stopping_) {
+        stopping_ = true;
+        end_ = std::min(end_, now);
+    }
+    if (!stopping_ && now >= end_) {
+        stopping_ = true;
+    }
+    if (plan_.open_model()) {
+        while (!stopping_ && next_send_ <= now && next_send_ < end_ && (!counted_ || to_send_ > 0)) {
+            dispatch(next_send_);
+            if (counted_) {
+                --to_send_;
+            }
+            schedule_next_arrival();
+        }
+    } else {
+        if (!plan_.stages.empty() && !stopping_) {
+            adjust_users(now);
+        }
+        if (!stopping_) {
+            // Reconnect what failed, one attempt per tick.
+            std::uint64_t wanted = connections_wanted();
+            for (auto& c : connections_) {
+                if (wanted == 0) {
+                    break;
+                }
+                if (c->gone() && !c->retire) {
+                    c->open();
+                    --wanted;
+                }
+            }
+        }
+    }
+    check_timeouts(now);
+    publish_second(now);
+    check_done(now);
+    if (!finished_) {
+        schedule_tick(now);
+    }
+}
+
+void worker::schedule_next_arrival() {
+    if (!plan_.open_model()) {
+        return;
+    }
+    // The run's arrivals k = 0, 1, 2, ... are dealt to the workers in turn (worker i takes i, i + n, ...), each
+    // sent when the integral of the rate reaches k: the workers' sends interleave and add up to the plan's.
+    const double k = static_cast<double>(arrivals_++) * count_ + index_;
+    const auto at = plan_.arrival_time(k);
+    next_send_ = at ? start_ + *at : clock::time_point::max();
+}
+
+void worker::schedule_tick(clock::time_point now) {
+    auto next = started_ ? now + tick_period : now;
+    if (plan_.open_model() && !stopping_ && next_send_ < next) {
+        next = next_send_;
+    }
+    timer_.arm(next, [this] { do_tick(); });
+}
+
+} // namespace hotpath::load

@@ -1,0 +1,183 @@
+// One load worker: an event loop with its connections, its share of the plan, and its own results.
+#pragma once
+
+#include <hotpath/http/response_reader.hpp>
+#include <hotpath/load/plan.hpp>
+#include <hotpath/load/results.hpp>
+#include <hotpath/net/connect.hpp>
+#include <hotpath/net/loop.hpp>
+#include <hotpath/net/timer.hpp>
+#include <hotpath/net/transport.hpp>
+
+#include <atomic>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace hotpath::load {
+
+// Updated by workers, read by the progress display from another thread.
+struct live_counters {
+    std::atomic<std::uint64_t> responses{0}; // every response, warm-up included (the display's req/s)
+    std::atomic<std::uint64_t> errors{0};    // failed requests in the measured window
+    std::atomic<std::uint64_t> last_second_p95_ns{0};
+    std::atomic<std::uint64_t> seconds_published{0}; // 0 until a whole measured second has a p95
+};
+
+class worker;
+
+// A client connection of a worker. Sends the plan's request (or `pipeline` copies at once in the closed
+// model), reads responses with the project's response reader, and reports each to the worker. Reconnects
+// when the server closes or on an error. Lives on its worker's loop for the worker's whole life.
+class load_connection final : public net::transport_owner {
+public:
+    explicit load_connection(worker& owner);
+    ~load_connection();
+
+    void open();
+    // Sends `count` copies of the next request of the plan (picked by weight) in one write; `scheduled` is when
+    // the plan wanted the first sent, `now` the time read by the caller (one clock reading serves a whole event).
+    void send(clock::time_point scheduled, unsigned count, clock::time_point now);
+    // Closes now, failing what is in flight with `why` (not counted when `why` is count_).
+    void abort(error_class why);
+
+    bool ready() const noexcept { return connected_ && in_flight_.empty() && !closing_; }
+    bool busy() const noexcept { return !in_flight_.empty(); }
+    bool connecting() const noexcept { return connecting_; }
+    // When the connect in progress began, for its timeout (the plan's request timeout).
+    clock::time_point connect_started() const noexcept { return connect_started_; }
+    // Gives up the connect in progress: it counts as a failed connection attempt ("Connection timed out").
+    void time_out_connect();
+    bool gone() const noexcept { return !connected_ && !connecting_ && !closing_; }
+    // The send time of the oldest request in flight, for timeouts.
+    clock::time_point oldest_sent() const noexcept { return in_flight_.front().sent; }
+
+    bool retire = false; // closed-model ramp-down: close after the current responses
+
+private:
+    struct request_times {
+        clock::time_point scheduled;
+        clock::time_point sent;
+        std::uint32_t index; // which request of the scenario
+    };
+
+    void on_transport_data(std::string_view bytes) override;
+    void on_transport_end(std::error_code error) override;
+    void on_transport_written(std::error_code error) override;
+    void on_transport_closed() override;
+    void on_connected(int fd, std::error_code ec);
+    void complete_response(clock::time_point now);
+    void keep_body(std::string_view bytes);
+    void close_transport();
+
+    worker& owner_;
+    net::connector connector_;
+    std::unique_ptr<net::transport> transport_;
+    std::string in_;
+    http::response_reader reader_;
+    std::deque<request_times> in_flight_;
+    std::string rendered_; // the bytes of a request with placeholders, until written
+    std::string body_;     // the body of the current response, kept only for a body check (capped)
+    clock::time_point connect_started_{};
+    bool connecting_ = false;
+    bool connect_timed_out_ = false;
+    bool connected_ = false;
+    bool closing_ = false;
+    bool server_closes_ = false;
+};
+
+// Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
+class worker {
+public:
+    worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count, clock::time_point start,
+           live_counters& live);
+    ~worker();
+
+    // Runs the loop on the calling thread until this worker's share is done.
+    void run();
+    // Ends the run early (Ctrl-C); safe from any thread.
+    void stop();
+    results& result() noexcept { return results_; }
+
+private:
+    friend class load_connection;
+
+    // The clock is read once per event (bytes arrived, a connection ready) and `now` handed down: a response, the
+    // request sent in its place and the end check share one reading.
+    void on_response(load_connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
+                     unsigned status, std::string_view body, clock::time_point now);
+    void on_bytes(std::size_t bytes, clock::time_point now);
+    // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
+    void on_error(load_connection& c, error_class e, std::size_t lost_requests);
+    void on_connect_result(std::error_code ec);
+    void on_ready(load_connection& c, clock::time_point now);
+    void on_gone(load_connection& c, bool failed);
+    void do_tick();
+    void schedule_tick(clock::time_point now);
+    // Open model: sets next_send_ to this worker's next arrival (time_point::max() when the plan has no more).
+    void schedule_next_arrival();
+    void dispatch(clock::time_point scheduled);
+    bool may_send() const noexcept;
+    // Closed model: how many gone connections may be reopened now (one per request left with -n).
+    std::uint64_t connections_wanted() const noexcept;
+    void send_closed(load_connection& c, clock::time_point now);
+    void adjust_users(clock::time_point now);
+    void check_timeouts(clock::time_point now);
+    void check_done(clock::time_point now);
+    void publish_second(clock::time_point now);
+    load_connection* add_connection();
+    // Picks the next request by weight; sets its bytes (rendering placeholders into `scratch` if needed).
+    std::uint32_t pick(std::string& scratch, std::string_view& bytes, unsigned count);
+    bool wants_body(std::uint32_t index) const noexcept { return prepared_[index].keeps_body; }
+
+    const plan& plan_;
+    http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
+    net::endpoint endpoint_;
+    unsigned index_;
+    unsigned count_; // workers in the run
+    double share_;   // this worker's fraction of the rate, the users and the request count
+    net::loop loop_;
+    // What the connections get their transports from: sockets on the loop's backend. TLS: TODO(#27).
+    net::transport_factory* transports_ = &net::socket_transports();
+    net::timer timer_;
+    // Each scenario request, ready to send: its bytes (with `pipeline` copies for the closed model), or
+    // its spec when placeholders must be filled per send.
+    struct prepared {
+        request_spec spec;
+        std::string bytes;
+        std::string pipelined;
+        bool templated = false;
+        bool keeps_body = false;
+        bool json_body = false; // placeholders in the body are JSON-escaped (feed.hpp: is_json_body)
+        double cumulative_weight = 0;
+    };
+    std::vector<prepared> prepared_;
+    std::uint64_t rng_state_;
+    std::size_t feed_row_ = 0;
+    std::vector<std::unique_ptr<load_connection>> connections_;
+    std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
+    std::size_t max_connections_ = 0;
+    unsigned users_ = 0;         // closed model without stages: this worker's virtual users
+    unsigned most_users_ = 0;    // closed model with stages: this worker's share of the plan's largest stage
+    std::uint64_t arrivals_ = 0; // open model: arrivals of this worker scheduled so far
+
+    clock::time_point start_;
+    clock::time_point warmup_end_;
+    clock::time_point end_;
+    clock::time_point next_send_;
+    clock::time_point next_timeout_check_;
+    std::uint64_t to_send_ = 0; // -n: requests this worker still has to send
+    bool counted_ = false;      // -n mode
+    bool started_ = false;      // the common start time has come: sending may begin
+    bool stopping_ = false;     // end of plan: no new requests
+    bool finished_ = false;
+    std::atomic<bool> stop_requested_{false};
+    std::size_t published_seconds_ = 0;
+
+    results results_;
+    live_counters& live_;
+};
+
+} // namespace hotpath::load

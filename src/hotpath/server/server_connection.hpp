@@ -1,0 +1,143 @@
+// One client connection: read → parse → route → handler → write, then the next request, on one loop.
+#pragma once
+
+#include <hotpath/core/result.hpp>
+#include <hotpath/core/task.hpp>
+#include <hotpath/http/status.hpp>
+#include <hotpath/net/loop.hpp>
+#include <hotpath/net/transport.hpp>
+
+#include <coroutine>
+#include <cstdint>
+#include <memory>
+
+namespace hotpath {
+
+struct request_time_parts;
+struct handler;
+
+struct worker;
+struct request_state;
+
+// Owned by its worker's intrusive list and destroyed by itself once closed with no operation pending.
+// Requests on one connection are answered strictly in order (pipelining, RFC 9112 §9.3.2): all complete
+// requests in the read buffer are handled, their responses gathered in one buffer and written with one call.
+// The buffers, parser, request and response live in a request_state taken from the worker's pool when bytes
+// arrive and given back once the connection is idle again, so a waiting keep-alive connection is this object
+// and its transport only.
+class server_connection final : public net::transport_owner {
+public:
+    // Made by worker::accept: serves the accepted socket `fd` through a transport from the worker's factory (the
+    // loop's backend, or another kind on that seam). `refuse`: the connection is over limits.max_connections: its
+    // first request is answered 503 with Retry-After, then it closes.
+    server_connection(worker& owner, int fd, bool refuse = false);
+    ~server_connection();
+    server_connection(const server_connection&) = delete;
+    server_connection& operator=(const server_connection&) = delete;
+
+    void start();
+    // Once a second: enforce the headers, keep-alive, body-rate and response-rate timeouts.
+    void on_tick(net::clock::time_point now);
+    // Graceful shutdown: close now if idle, else after the response in progress.
+    void drain();
+    // Close at once, abandoning any handler (drain timeout).
+    void abort();
+
+    // For the awaitables of streamed bodies (request::read_body, response::write), on the loop, while the
+    // connection's handler runs.
+    bool body_piece_ready() noexcept;
+    void wait_body_piece(std::coroutine_handle<> reader) noexcept;
+    result<std::string_view> take_body_piece() noexcept;
+    std::error_code write_body_piece(std::string_view piece);
+    bool write_room() const noexcept;
+    void wait_write_room(std::coroutine_handle<> writer) noexcept;
+
+    server_connection* prev = nullptr;
+    server_connection* next = nullptr;
+
+private:
+    enum class phase : std::uint8_t { head, body_length, body_chunked, ready, handler, closing };
+    enum class timeout_kind : std::uint8_t { none, headers, idle, body_rate, linger };
+
+    void on_transport_data(std::string_view bytes) override;
+    void on_transport_end(std::error_code error) override;
+    void on_transport_written(std::error_code error) override;
+    void on_transport_closed() override;
+
+    void do_process();
+    bool do_head();
+    bool do_body();
+    void do_dispatch();
+    bool start_streaming_body(const handler& h);
+    void drop_piece() noexcept;
+    void stream_reading() noexcept;
+    void fail_body(errc error) noexcept;
+    void resume_reader() noexcept;
+    bool resume_writer() noexcept;
+    void start_response_stream();
+    static void on_handler_done(void* self) noexcept;
+    void finish_handler(const std::exception_ptr& error);
+    void finish_request();
+    bool overloaded(request_state& s);
+    void log_access(const request_time_parts& parts, std::size_t response_bytes) noexcept;
+    void fail(http::status code, std::string_view detail);
+    void answer_and_close(http::status code, std::string_view detail);
+    bool response_too_slow(net::clock::time_point now) noexcept;
+    void do_write();
+    void do_linger();
+    void arm_read_timeout();
+    void close();
+    bool ensure_space(std::size_t bytes);
+    void take_overflow();
+    bool idle() const noexcept;
+    bool nothing_to_write() const noexcept;
+    void release_state() noexcept;
+
+    worker& owner_;
+    std::unique_ptr<net::transport> transport_;
+
+    // Lent by owner_.states while a request is in flight; null when idle (no byte unprocessed, no handler
+    // running, nothing left to write) and before the first byte arrives.
+    request_state* state_ = nullptr;
+    // In state_->in: [begin_, end_) holds unprocessed bytes; the current request starts at begin_.
+    std::size_t begin_ = 0;
+    std::size_t end_ = 0;
+
+    phase phase_ = phase::head;
+    std::size_t head_bytes_ = 0;    // size of the current head, from begin_
+    std::size_t body_bytes_ = 0;    // decoded body bytes, stored from begin_ + head_bytes_
+    std::size_t chunk_pos_ = 0;     // chunked: next undecoded byte, from begin_
+    std::size_t request_bytes_ = 0; // bytes of the whole request (head and framed body), from begin_
+    bool continue_sent_ = false;
+    bool refuse_ = false;          // over limits.max_connections: 503 and close
+    bool handler_counted_ = false; // counted in owner_.handlers_running
+
+    task<void> handler_task_;
+
+    bool reading_paused_ = false; // backpressure: the transport was told to stop reading
+    bool write_pending_ = false;
+    bool closed_ = false;
+    bool peer_ended_ = false; // EOF or error from the peer: finish what is in progress, then close
+    bool linger_ = false;     // unread request bytes may follow: read and discard before closing
+
+    // The read-side timeout. It runs only while the connection waits for the client's bytes: never while
+    // responses are still being written (the response rate covers that time).
+    timeout_kind timeout_ = timeout_kind::headers;
+    net::clock::time_point deadline_{};
+    // The response rate, measured on the tick (see response_too_slow): bytes the client may still fall behind.
+    double response_credit_bytes_ = 0;
+    std::uint64_t acknowledged_at_tick_ = 0; // while writing_at_tick_: transport_->bytes_acknowledged() then
+    net::clock::time_point last_tick_{};     // while writing_at_tick_: that tick
+    bool writing_at_tick_ = false;           // a write was pending at the last tick
+    net::clock::time_point body_started_{};
+    std::uint64_t body_received_ = 0;
+    // With an access log: the peer's address, asked of the kernel once per connection (a system call per request
+    // cost a tenth of a plaintext request). Made on the first line logged, so other connections hold a pointer.
+    struct peer_address {
+        std::uint8_t family = 0; // AF_INET, AF_INET6, or 0 when unknown
+        std::uint8_t bytes[16] = {};
+    };
+    std::unique_ptr<peer_address> peer_;
+};
+
+} // namespace hotpath
