@@ -137,20 +137,20 @@ struct load_flags {
 int run_load(load_flags& flags, const CLI::App& cmd) {
     using namespace hotpath::load;
     flags.collect(cmd);
-    plan p;
-    std::string why;
-    if (!make_plan(flags.o, p, why)) {
-        fmt::print(stderr, "hotpath: {}\n", why);
+    auto planned = make_plan(flags.o);
+    if (!planned) {
+        fmt::print(stderr, "hotpath: {}\n", planned.error().message);
         return 2;
     }
+    const plan p = std::move(*planned);
     const progress_mode mode = flags.quiet                    ? progress_mode::none
                                : ::isatty(STDERR_FILENO) != 0 ? progress_mode::terminal
                                                               : progress_mode::lines;
     print_header(stdout, p);
     std::fflush(stdout);
-    auto outcome = run(p, mode, stderr, why);
+    auto outcome = run(p, mode, stderr);
     if (!outcome) {
-        fmt::print(stderr, "hotpath: {}\n", why);
+        fmt::print(stderr, "hotpath: {}\n", outcome.error().message);
         return 1;
     }
     const auto checks = evaluate(p, *outcome);
@@ -178,9 +178,8 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
 int run_merge(const std::vector<std::string>& paths) {
     std::string json;
     std::string report;
-    std::string why;
-    if (!hotpath::load::merge_files(paths, json, report, why).has_value()) {
-        fmt::print(stderr, "hotpath: {}\n", why);
+    if (auto merged = hotpath::load::merge_files(paths, json, report); !merged) {
+        fmt::print(stderr, "hotpath: {}\n", merged.error().message);
         return 1;
     }
     fmt::print(stdout, "{}\n", json);

@@ -46,12 +46,12 @@ int run_probe(probe_flags& flags, const CLI::App& cmd) {
     if (cmd.count("--data") > 0) {
         flags.o.body = flags.body;
     }
-    probe::plan p;
-    std::string why;
-    if (!probe::make_plan(flags.o, p, why)) {
-        fmt::print(stderr, "hotpath: {}\n", why);
+    auto planned = probe::make_plan(flags.o);
+    if (!planned) {
+        fmt::print(stderr, "hotpath: {}\n", planned.error().message);
         return 2;
     }
+    const probe::plan p = std::move(*planned);
     const auto samples = probe::run(p);
     const auto outcome = probe::judge(samples);
     if (flags.json) {

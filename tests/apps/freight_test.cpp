@@ -10,6 +10,8 @@
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
 
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -238,8 +240,7 @@ TEST(freight_table, a_reload_swaps_the_table_and_leaves_the_old_one_to_who_holds
 // The load scenario and its carts: every rendered body is a valid cart, ~7.5 % of them to unknown CEPs.
 TEST(freight_table, the_load_scenario_sends_valid_carts_with_about_7_5_percent_unknown_ceps) {
     load::plan p;
-    std::string why;
-    ASSERT_TRUE(load::load_scenario_file(HOTPATH_SOURCE_DIR "/examples/freight/quote.toml", p, why)) << why;
+    ASSERT_TRUE(test::ok(load::load_scenario_file(HOTPATH_SOURCE_DIR "/examples/freight/quote.toml", p)));
     ASSERT_EQ(p.stages.size(), 4u);
     EXPECT_EQ(p.stages[1].to, 240);
     EXPECT_EQ(p.stages[3].to, 480);

@@ -7,6 +7,8 @@
 #include <hotpath/load/scenario.hpp>
 
 #include <boost/json.hpp>
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -36,10 +38,9 @@ load::plan load_plan(const variant_spec& v) {
     load::load_options lo = v.load;
     lo.url = "http://127.0.0.1:1" + v.path_and_query;
     lo.scenario.clear();
-    load::plan p;
-    std::string why;
-    EXPECT_TRUE(load::make_plan(lo, p, why)) << v.name << ": " << why;
-    return p;
+    auto p = load::make_plan(lo);
+    EXPECT_TRUE(p.has_value()) << v.name << ": " << p.error().message;
+    return p ? std::move(*p) : load::plan{};
 }
 
 double seconds(std::chrono::nanoseconds d) {
@@ -175,8 +176,7 @@ TEST(cases_test, freight_scenario_reads_with_its_carts) {
            "01310100,\"[{\"\"sku\"\":\"\"A\"\",\"\"quantity\"\":1,\"\"weightGrams\"\":500}]\"\n";
     std::ofstream(dir / c.files[0].name) << c.files[0].text;
     load::plan p;
-    std::string why;
-    EXPECT_TRUE(load::load_scenario_file((dir / c.files[0].name).string(), p, why)) << why;
+    EXPECT_TRUE(test::ok(load::load_scenario_file((dir / c.files[0].name).string(), p)));
     ASSERT_EQ(p.scenario.size(), 1u);
     EXPECT_EQ(p.scenario[0].method, "POST");
     EXPECT_EQ(p.scenario[0].path_and_query, "/freight/quote");

@@ -95,9 +95,8 @@ load::plan make_plan(std::uint16_t port, std::string path) {
 }
 
 load::results run(const load::plan& p) {
-    std::string why;
-    auto r = load::run(p, load::progress_mode::none, stderr, why);
-    EXPECT_TRUE(r) << why;
+    auto r = load::run(p, load::progress_mode::none, stderr);
+    EXPECT_TRUE(r) << r.error().message;
     return r ? std::move(*r) : load::results{};
 }
 
@@ -288,8 +287,7 @@ TEST_F(load_test, a_target_that_comes_up_late_fails_no_request) {
         if (open) {
             p.rate = 400;
         }
-        std::string why;
-        p.thresholds.push_back(*load::parse_threshold("errors<1%", why));
+        p.thresholds.push_back(*load::parse_threshold("errors<1%"));
         std::unique_ptr<server> late;
         std::thread starter([&] {
             std::this_thread::sleep_for(500ms);
@@ -337,8 +335,7 @@ TEST_F(load_test, the_open_model_keeps_to_its_connections_and_reports_late_sends
 TEST_F(load_test, a_rate_ramp_from_zero_sends_the_area_under_it) {
     auto p = make_plan(srv_.port(), "/fast");
     p.threads = 2;
-    std::string why;
-    p.stages = *load::parse_stages("rate=0..400/s:1s", why);
+    p.stages = *load::parse_stages("rate=0..400/s:1s");
     const auto r = run(p);
     EXPECT_NEAR(static_cast<double>(r.responses), 200, 4);
     EXPECT_EQ(r.unsent, 0u);
@@ -409,12 +406,11 @@ TEST_F(load_test, progress_shows_only_what_is_measured) {
     std::size_t size = 0;
     std::FILE* out = ::open_memstream(&buffer, &size);
     ASSERT_NE(out, nullptr);
-    std::string why;
-    const auto r = load::run(p, load::progress_mode::terminal, out, why);
+    const auto r = load::run(p, load::progress_mode::terminal, out);
     std::fclose(out);
     const std::string shown(buffer, size);
     std::free(buffer);
-    ASSERT_TRUE(r) << why;
+    ASSERT_TRUE(r) << r.error().message;
     EXPECT_NE(shown.find("warming up"), std::string::npos) << shown;
     EXPECT_NE(shown.find("p95 -"), std::string::npos) << shown;
     EXPECT_EQ(shown.find("p95 0ns"), std::string::npos) << shown;
@@ -432,8 +428,7 @@ TEST_F(load_test, timeouts_are_counted) {
 
 TEST_F(load_test, vus_stages_ramp_connections) {
     auto p = make_plan(srv_.port(), "/delay?ms=10");
-    std::string why;
-    p.stages = *load::parse_stages("vus=1..2:1s, vus=8:1s", why);
+    p.stages = *load::parse_stages("vus=1..2:1s, vus=8:1s");
     const auto r = run(p);
     ASSERT_GE(r.seconds.size(), 2u);
     // With 10 ms per request, throughput follows the number of users: 1 to 2 users, then 8.
@@ -483,10 +478,9 @@ TEST_F(load_test, thresholds_pass_and_fail) {
     auto p = make_plan(srv_.port(), "/fast");
     p.requests = 300;
     p.duration = 1h;
-    std::string why;
-    p.thresholds.push_back(*load::parse_threshold("p95<5s", why));
-    p.thresholds.push_back(*load::parse_threshold("errors<1%", why));
-    p.thresholds.push_back(*load::parse_threshold("rps>1000000000", why));
+    p.thresholds.push_back(*load::parse_threshold("p95<5s"));
+    p.thresholds.push_back(*load::parse_threshold("errors<1%"));
+    p.thresholds.push_back(*load::parse_threshold("rps>1000000000"));
     const auto r = run(p);
     const auto outcomes = load::evaluate(p, r);
     ASSERT_EQ(outcomes.size(), 3u);

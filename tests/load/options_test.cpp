@@ -11,16 +11,16 @@ namespace {
 using namespace std::chrono_literals;
 
 plan made(const load_options& o) {
-    plan p;
-    std::string why;
-    EXPECT_TRUE(make_plan(o, p, why)) << why;
-    return p;
+    auto p = make_plan(o);
+    EXPECT_TRUE(p.has_value()) << p.error().message;
+    return p ? std::move(*p) : plan{};
 }
 
 std::string refused(const load_options& o) {
-    plan p;
-    std::string why;
-    EXPECT_FALSE(make_plan(o, p, why));
+    const auto p = make_plan(o);
+    EXPECT_FALSE(p.has_value());
+    EXPECT_EQ(p.error().code, errc::invalid_value);
+    const std::string why = p.error().message;
     EXPECT_EQ(why.find('\n'), std::string::npos) << why;
     return why;
 }

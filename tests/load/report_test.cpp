@@ -4,6 +4,8 @@
 
 #include <boost/json.hpp>
 #include <fmt/core.h>
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,7 +32,6 @@ std::unique_ptr<results> make_results() {
 
 plan make_plan(bool open_model) {
     plan p;
-    std::string why;
     p.to = *http::parse_url("http://10.0.0.7:8080/api/items?limit=20");
     p.method = "POST";
     p.threads = 4;
@@ -40,12 +41,12 @@ plan make_plan(bool open_model) {
     p.warmup = std::chrono::seconds{2};
     if (open_model) {
         // 7/m is 0.11666…: Boost.JSON 1.81's own parser reads its shortest form back one ulp off.
-        p.stages = *parse_stages("rate=7/m:3s, rate=1234.5678/s:9s", why);
+        p.stages = *parse_stages("rate=7/m:3s, rate=1234.5678/s:9s");
     } else {
         p.duration = std::chrono::seconds{12};
     }
-    p.thresholds = {*parse_threshold("p99<250ms", why), *parse_threshold("errors<1%", why),
-                    *parse_threshold("rps>10", why)};
+    p.thresholds = {*parse_threshold("p99<250ms"), *parse_threshold("errors<1%"),
+                    *parse_threshold("rps>10")};
     return p;
 }
 
@@ -102,14 +103,16 @@ void record_random(results& one, results& all, std::uint64_t seed, std::size_t n
     }
 }
 
+using test::failure_of;
+using test::ok;
+
 std::string json_of(const loaded_report& l) {
     return to_json(l.p, l.r, l.outcomes);
 }
 
 loaded_report must_read(const std::string& text) {
-    std::string why;
-    auto l = from_json(text, why);
-    EXPECT_TRUE(l.has_value()) << why;
+    auto l = from_json(text);
+    EXPECT_TRUE(l.has_value()) << l.error().message;
     if (!l) {
         return {};
     }
@@ -176,12 +179,11 @@ TEST(load_json, merge_equals_one_run_with_all_samples) {
         one_run.thresholds.clear(); // a merged report is not gated
         const std::string expected = to_json(one_run, *all, {});
 
-        std::string why;
         auto merged = std::make_unique<loaded_report>(must_read(a_json));
         auto part = std::make_unique<loaded_report>(must_read(b_json));
-        ASSERT_TRUE(merge_into(*merged, *part, why)) << why;
+        ASSERT_TRUE(ok(merge_into(*merged, *part)));
         *part = must_read(c_json);
-        ASSERT_TRUE(merge_into(*merged, *part, why)) << why;
+        ASSERT_TRUE(ok(merge_into(*merged, *part)));
         EXPECT_EQ(json_of(*merged), expected) << "open model: " << open_model;
 
         // The same through files, in another order for b and c, and merging a merged file again (associative).
@@ -189,14 +191,14 @@ TEST(load_json, merge_equals_one_run_with_all_samples) {
                                                 write_temp("c.json", c_json)};
         std::string out;
         std::string report;
-        ASSERT_TRUE(merge_files({paths[0], paths[2], paths[1]}, out, report, why).has_value()) << why;
+        ASSERT_TRUE(ok(merge_files({paths[0], paths[2], paths[1]}, out, report)));
         EXPECT_EQ(out, expected);
         EXPECT_NE(report.find(fmt::format("{} responses", all->responses)), std::string::npos) << report;
         EXPECT_NE(report.find("14 threads"), std::string::npos) << report;
         EXPECT_EQ(report.find("Threshold"), std::string::npos) << report;
-        ASSERT_TRUE(merge_files({paths[0], paths[1]}, out, report, why).has_value()) << why;
+        ASSERT_TRUE(ok(merge_files({paths[0], paths[1]}, out, report)));
         const std::string ab = write_temp("ab.json", out);
-        ASSERT_TRUE(merge_files({ab, paths[2]}, out, report, why).has_value()) << why;
+        ASSERT_TRUE(ok(merge_files({ab, paths[2]}, out, report)));
         EXPECT_EQ(out, expected);
         for (const auto& path : paths) {
             std::filesystem::remove(path);
@@ -213,9 +215,8 @@ TEST(load_json, merged_report_prints_like_one_run) {
     a->measured = all->measured = std::chrono::seconds{3};
     std::string out;
     std::string report;
-    std::string why;
     const auto path = write_temp("single.json", to_json(p, *a, evaluate(p, *a)));
-    ASSERT_TRUE(merge_files({path}, out, report, why).has_value()) << why;
+    ASSERT_TRUE(ok(merge_files({path}, out, report)));
     std::filesystem::remove(path);
     p.thresholds.clear();
     char* buffer = nullptr;
@@ -266,9 +267,9 @@ std::string joined(const std::vector<std::string>& path) {
 }
 
 void expect_refused(const std::string& text, const std::string& reason_part, const std::string& label) {
-    std::string why;
-    const auto l = from_json(text, why);
+    const auto l = from_json(text);
     EXPECT_FALSE(l.has_value()) << label;
+    const std::string why = l.error().message;
     EXPECT_NE(why.find(reason_part), std::string::npos) << label << ": " << why;
     EXPECT_EQ(why.find('\n'), std::string::npos) << label << ": " << why;
 }
@@ -374,12 +375,11 @@ TEST(load_json, every_field_of_the_wrong_kind_is_refused_or_ignored_without_cras
                     if (other.kind() == member.kind()) {
                         continue;
                     }
-                    std::string why;
-                    const auto l = from_json(with(doc, path, other), why);
+                    const auto l = from_json(with(doc, path, other));
                     ++visited;
                     if (!is_derived && path.back() != "percentiles_us") {
                         EXPECT_FALSE(l.has_value()) << joined(path);
-                        EXPECT_FALSE(why.empty());
+                        EXPECT_FALSE(l.error().message.empty());
                     }
                     refused += l.has_value() ? 0 : 1;
                 }
@@ -401,15 +401,14 @@ TEST(load_json, every_field_of_the_wrong_kind_is_refused_or_ignored_without_cras
 
 TEST(load_json, truncations_and_byte_flips_never_crash) {
     const std::string doc = valid_document();
-    std::string why;
     for (std::size_t cut = 0; cut < doc.size(); cut += 1 + cut / 64) {
-        EXPECT_FALSE(from_json(std::string_view(doc).substr(0, cut), why).has_value()) << cut;
+        EXPECT_FALSE(from_json(std::string_view(doc).substr(0, cut)).has_value()) << cut;
     }
     std::mt19937_64 rng(3);
     for (int i = 0; i < 2000; ++i) {
         std::string broken = doc;
         broken[rng() % broken.size()] = "0123456789-.eE\"{}[],:x "[rng() % 24];
-        (void)from_json(broken, why); // refused or read: either way no crash, no exception
+        (void)from_json(broken); // refused or read: either way no crash, no exception
     }
 }
 
@@ -426,18 +425,23 @@ TEST(load_json, merging_refuses_other_layouts_models_and_missing_files) {
     std::string out = "untouched";
     std::string report;
     std::string why;
-    EXPECT_FALSE(merge_files({good, other_layout}, out, report, why).has_value());
+    why = failure_of(merge_files({good, other_layout}, out, report));
+    EXPECT_FALSE(why.empty());
     EXPECT_EQ(why.rfind(other_layout + ": latency.state: histogram layout", 0), 0u) << why;
-    EXPECT_FALSE(merge_files({good, open_run}, out, report, why).has_value());
+    why = failure_of(merge_files({good, open_run}, out, report));
+    EXPECT_FALSE(why.empty());
     EXPECT_NE(why.find("open-model run with a closed-model run"), std::string::npos) << why;
     r->per_request[1].name = "other";
     const std::string other_scenario = write_temp("scenario.json", to_json(closed, *r, {}));
-    EXPECT_FALSE(merge_files({good, other_scenario}, out, report, why).has_value());
+    why = failure_of(merge_files({good, other_scenario}, out, report));
+    EXPECT_FALSE(why.empty());
     EXPECT_NE(why.find("scenario request 1 is 'other' here but 'detail'"), std::string::npos) << why;
     std::filesystem::remove(other_scenario);
-    EXPECT_FALSE(merge_files({good, "/nonexistent/run.json"}, out, report, why).has_value());
+    why = failure_of(merge_files({good, "/nonexistent/run.json"}, out, report));
+    EXPECT_FALSE(why.empty());
     EXPECT_EQ(why, "cannot open /nonexistent/run.json");
-    EXPECT_FALSE(merge_files({}, out, report, why).has_value());
+    why = failure_of(merge_files({}, out, report));
+    EXPECT_FALSE(why.empty());
     EXPECT_EQ(why, "no files to merge");
     EXPECT_EQ(out, "untouched");
     for (const auto& path : {good, open_run, other_layout}) {

@@ -2,6 +2,8 @@
 #include <hotpath/load/feed.hpp>
 #include <hotpath/load/scenario.hpp>
 
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -32,8 +34,7 @@ std::string read(const std::filesystem::path& path) {
 
 plan load_example(const std::string& file) {
     plan p;
-    std::string why;
-    EXPECT_TRUE(load_scenario_file((std::filesystem::path(examples_dir()) / file).string(), p, why)) << why;
+    EXPECT_TRUE(test::ok(load_scenario_file((std::filesystem::path(examples_dir()) / file).string(), p)));
     return p;
 }
 
@@ -232,10 +233,8 @@ TEST(scenario_test, keys_left_out_keep_the_callers_values) {
     plan p;
     p.threads = 8;
     p.timeout = 3s;
-    std::string why;
     ASSERT_TRUE(
-        load_scenario("url = \"http://h:81\"\n[load]\nconnections = 7\n[[request]]\npath = \"/x\"\n", "", p, why))
-        << why;
+        test::ok(load_scenario("url = \"http://h:81\"\n[load]\nconnections = 7\n[[request]]\npath = \"/x\"\n", "", p)));
     EXPECT_EQ(p.threads, 8u);
     EXPECT_EQ(p.timeout, std::chrono::nanoseconds{3s});
     EXPECT_EQ(p.connections, 7u);
@@ -279,8 +278,7 @@ TEST(scenario_test, csv_reads_rfc4180) {
     for (const auto& c : cases) {
         feed f;
         f.source = "kept.csv";
-        std::string why;
-        ASSERT_TRUE(load_csv(c.text, f, why)) << c.label << ": " << why;
+        ASSERT_TRUE(test::ok(load_csv(c.text, f))) << c.label;
         EXPECT_EQ(f.columns, c.columns) << c.label;
         EXPECT_EQ(f.rows, c.rows) << c.label;
         EXPECT_EQ(f.source, "kept.csv") << c.label;
@@ -306,7 +304,8 @@ TEST(scenario_test, csv_errors_name_the_line) {
         feed f;
         f.columns = {"untouched"};
         std::string why;
-        EXPECT_FALSE(load_csv(text, f, why)) << text;
+        why = test::failure_of(load_csv(text, f));
+    EXPECT_FALSE(why.empty());
         EXPECT_NE(why.find(expected), std::string::npos) << "'" << text << "' gave: " << why;
         EXPECT_EQ(why.find('\n'), std::string::npos) << why;
         EXPECT_EQ(f.columns, std::vector<std::string>{"untouched"});
@@ -477,7 +476,8 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         plan p;
         p.connections = 42;
         std::string why;
-        EXPECT_FALSE(load_scenario(document, examples_dir(), p, why)) << document;
+        why = test::failure_of(load_scenario(document, examples_dir(), p));
+    EXPECT_FALSE(why.empty());
         EXPECT_NE(why.find(expected), std::string::npos) << document << "\ngave: " << why;
         EXPECT_EQ(why.rfind("line ", 0), 0u) << why;
         EXPECT_EQ(why.find('\n'), std::string::npos) << why;
@@ -489,12 +489,14 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
 TEST(scenario_test, reasons_give_the_line_of_the_mistake) {
     std::string why;
     plan p;
-    ASSERT_FALSE(
-        load_scenario(std::string(head) + "\n[load]\nthreads = 1\nrate = -1\n[[request]]\npath = \"/\"\n", "", p, why));
+    why = test::failure_of(
+        load_scenario(std::string(head) + "\n[load]\nthreads = 1\nrate = -1\n[[request]]\npath = \"/\"\n", "", p));
+    ASSERT_FALSE(why.empty());
     EXPECT_EQ(why, "line 5: load.rate must be a number > 0");
-    ASSERT_FALSE(load_scenario(std::string(head) + "[[request]]\npath = \"/\"\n[[request]]\nname = \"b\"\n"
+    why = test::failure_of(load_scenario(std::string(head) + "[[request]]\npath = \"/\"\n[[request]]\nname = \"b\"\n"
                                                    "path = \"/b\"\nweight = 0\n",
-                               "", p, why));
+                               "", p));
+    ASSERT_FALSE(why.empty());
     EXPECT_EQ(why, "line 7: request 'b': weight must be a number > 0");
 }
 
@@ -504,14 +506,17 @@ TEST(scenario_test, a_bad_csv_is_reported_with_its_own_line) {
     std::ofstream(dir / "bad.csv") << "cep,city\n01310100,São Paulo\n99999999\n";
     plan p;
     std::string why;
-    EXPECT_FALSE(load_scenario(std::string(head) + "[feed]\ncsv = \"bad.csv\"\n[[request]]\npath = \"/{{cep}}\"\n",
-                               dir.string(), p, why));
+    why = test::failure_of(load_scenario(std::string(head) + "[feed]\ncsv = \"bad.csv\"\n[[request]]\npath = \"/{{cep}}\"\n",
+                               dir.string(), p));
+    EXPECT_FALSE(why.empty());
     EXPECT_EQ(why, "line 3: feed.csv bad.csv, line 3: this row has 1 field, the header 2 fields");
     std::ofstream(dir / "s.toml") << head << "[feed]\ncsv = \"" << (dir / "bad.csv").string()
                                   << "\"\n[[request]]\npath = \"/{{cep}}\"\n";
-    EXPECT_FALSE(load_scenario_file((dir / "s.toml").string(), p, why));
+    why = test::failure_of(load_scenario_file((dir / "s.toml").string(), p));
+    EXPECT_FALSE(why.empty());
     EXPECT_EQ(why.rfind((dir / "s.toml").string() + ": line 3: feed.csv /", 0), 0u) << why;
-    EXPECT_FALSE(load_scenario_file((dir / "missing.toml").string(), p, why));
+    why = test::failure_of(load_scenario_file((dir / "missing.toml").string(), p));
+    EXPECT_FALSE(why.empty());
     EXPECT_NE(why.find("cannot read scenario"), std::string::npos) << why;
 }
 
@@ -524,17 +529,15 @@ TEST(scenario_test, the_examples_round_trip) {
         const plan p = load_example(file);
         const std::string text = to_toml(p);
         plan q;
-        std::string why;
-        ASSERT_TRUE(load_scenario(text, examples_dir(), q, why)) << why << "\n" << text;
+        ASSERT_TRUE(test::ok(load_scenario(text, examples_dir(), q)));
         expect_same(p, q);
         EXPECT_EQ(to_toml(q), text);
     }
 }
 
 TEST(scenario_test, awkward_values_round_trip) {
-    std::string why;
     plan p;
-    ASSERT_TRUE(load_scenario(R"(url = "http://example.test:8081/api/v2/"
+    ASSERT_TRUE(test::ok(load_scenario(R"(url = "http://example.test:8081/api/v2/"
 [load]
 threads = 3
 connections = 17
@@ -568,20 +571,18 @@ name = "plain"
 path = "/"
 weight = 1e-3
 )",
-                              examples_dir(), p, why))
-        << why;
+                              examples_dir(), p)));
     EXPECT_EQ(p.scenario[0].path_and_query, "/api/v2/x/{{ cep }}?q=1&r=%20");
     EXPECT_EQ(p.warmup, std::chrono::nanoseconds{1'000'000'001});
     const std::string text = to_toml(p);
     plan q;
-    ASSERT_TRUE(load_scenario(text, examples_dir(), q, why)) << why << "\n" << text;
+    ASSERT_TRUE(test::ok(load_scenario(text, examples_dir(), q)));
     expect_same(p, q);
     EXPECT_EQ(to_toml(q), text);
 }
 
 TEST(scenario_test, a_plan_without_a_scenario_is_written_as_one_request) {
     plan p;
-    std::string why;
     auto to = http::parse_url("http://127.0.0.1:5001/avatar?size=64");
     ASSERT_TRUE(to);
     p.to = *to;
@@ -593,7 +594,7 @@ TEST(scenario_test, a_plan_without_a_scenario_is_written_as_one_request) {
     p.expected_statuses = {404};
     const std::string text = to_toml(p);
     plan q;
-    ASSERT_TRUE(load_scenario(text, "", q, why)) << why << "\n" << text;
+    ASSERT_TRUE(test::ok(load_scenario(text, "", q)));
     ASSERT_EQ(q.scenario.size(), 1u);
     EXPECT_EQ(q.scenario[0].method, "POST");
     EXPECT_EQ(q.scenario[0].path_and_query, "/avatar?size=64");

@@ -50,11 +50,7 @@ client::~client() {
 }
 
 std::error_code client::check_url(std::string_view url) {
-    auto u = http::parse_url(url);
-    if (!u) {
-        return u.error().code;
-    }
-    return http::require_plain_http(*u).error().code;
+    return http::parse_request_url(url).error().code;
 }
 
 const client_options& client::options() const noexcept {

@@ -22,17 +22,6 @@ std::string_view trim(std::string_view s) noexcept {
     return s;
 }
 
-// A non-negative finite decimal number at the start of `s`; advances past it.
-std::optional<double> take_number(std::string_view& s) noexcept {
-    double v = 0;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (r.ec != std::errc{} || v < 0 || !std::isfinite(v)) {
-        return std::nullopt;
-    }
-    s.remove_prefix(static_cast<std::size_t>(r.ptr - s.data()));
-    return v;
-}
-
 bool iequal(std::string_view a, std::string_view b) noexcept {
     if (a.size() != b.size()) {
         return false;
@@ -55,6 +44,16 @@ std::string three_digits(double value, const char* unit) {
 }
 
 } // namespace
+
+std::optional<double> take_number(std::string_view& text) noexcept {
+    double v = 0;
+    const auto r = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (r.ec != std::errc{} || v < 0 || !std::isfinite(v)) {
+        return std::nullopt;
+    }
+    text.remove_prefix(static_cast<std::size_t>(r.ptr - text.data()));
+    return v;
+}
 
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
     text = trim(text);

@@ -10,6 +10,10 @@
 
 namespace hotpath {
 
+// A non-negative finite decimal number ("12", "0.5", "1e3") at the start of `text`, which it advances past; nullopt
+// (and `text` unchanged) when there is none. The number of every parser below, and of the load plan's levels.
+std::optional<double> take_number(std::string_view& text) noexcept;
+
 // "10s", "2m", "1h", "250ms", "40us", "1.5s"; a bare number is seconds. Blanks around it are ignored. nullopt for
 // anything else: a negative or non-finite number, another unit, text after the unit. Fractions below a nanosecond
 // are truncated.

@@ -133,12 +133,13 @@ result<url, problem> parse_url(std::string_view text) {
     return out;
 }
 
-result<void, problem> require_plain_http(const url& u) {
-    if (u.tls()) {
+result<url, problem> parse_request_url(std::string_view text) {
+    auto u = parse_url(text);
+    if (u && u->tls()) {
         return problem{errc::not_supported,
-                       "https:// is not supported yet: hotpath speaks plain HTTP (" + u.text() + ")"};
+                       "https:// is not supported yet: hotpath speaks plain HTTP (" + u->text() + ")"};
     }
-    return {};
+    return u;
 }
 
 } // namespace hotpath::http

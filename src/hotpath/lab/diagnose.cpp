@@ -22,13 +22,9 @@ constexpr std::chrono::seconds scrape_timeout{5};
 
 // http://127.0.0.1:PORT[/path] or http://localhost:PORT[/path]: the lab reads services on this machine only.
 bool parse_local_url(const std::string& text, std::uint16_t& port, std::string& path, std::string& why) {
-    auto u = http::parse_url(text);
+    auto u = http::parse_request_url(text);
     if (!u) {
         why = std::move(u).error().message + " (e.g. http://127.0.0.1:5060)";
-        return false;
-    }
-    if (auto plain = http::require_plain_http(*u); !plain) {
-        why = std::move(plain).error().message;
         return false;
     }
     if (u->host != "127.0.0.1" && u->host != "localhost") {
@@ -135,10 +131,12 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         }
         lo.url = o.url;
         lo.duration = o.duration;
-        if (!load::make_plan(lo, plan, why)) {
-            fmt::print(err, "hotpath: lab diagnose: {}\n", why);
+        auto planned = load::make_plan(lo);
+        if (!planned) {
+            fmt::print(err, "hotpath: lab diagnose: {}\n", planned.error().message);
             return 2;
         }
+        plan = std::move(*planned);
         for (const std::string& p : o.paths) { // a scenario of one GET per path, equally weighted
             if (p.empty() || p.front() != '/') {
                 fmt::print(err, "hotpath: lab diagnose: --path '{}' must start with /\n", p);
@@ -167,14 +165,14 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
                    plan.connections, o.load_with.rate ? fmt::format(", {}/s", *o.load_with.rate) : std::string());
         std::fflush(out);
         int stopped_by = 0;
-        auto r = load::run(plan, load::progress_mode::none, err, why, &stopped_by);
+        auto r = load::run(plan, load::progress_mode::none, err, &stopped_by);
         note_signal(stopped_by);
         if (interrupted()) {
             fmt::print(err, "hotpath: lab diagnose interrupted\n");
             return 130;
         }
         if (!r) {
-            fmt::print(err, "hotpath: lab diagnose: the load could not run: {}\n", why);
+            fmt::print(err, "hotpath: lab diagnose: the load could not run: {}\n", r.error().message);
             return 1;
         }
         const double seconds = std::chrono::duration<double>(r->measured).count();

@@ -82,7 +82,13 @@ bool variant_plan(const variant_spec& v, const std::string& dir, load::plan& p, 
     load::load_options lo = v.load;
     lo.url = "http://127.0.0.1:1" + v.path_and_query;
     lo.scenario = dir.empty() ? "" : replaced(lo.scenario, "{dir}", dir);
-    return load::make_plan(lo, p, why);
+    auto planned = load::make_plan(lo);
+    if (!planned) {
+        why = std::move(planned).error().message;
+        return false;
+    }
+    p = std::move(*planned);
+    return true;
 }
 
 // What a plan sends, for a progress line: its URL, or a scenario's first request and its feed.
@@ -190,13 +196,14 @@ struct lab_run {
                         variant_count, c.name, vo.name, describe(vo.plan), expected, seconds_left));
         int stopped_by = 0;
         const auto mode = ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
-        auto r = load::run(vo.plan, mode, progress, why, &stopped_by);
+        auto r = load::run(vo.plan, mode, progress, &stopped_by);
         note_signal(stopped_by);
         if (interrupted()) {
             why = "interrupted";
             return false;
         }
         if (!r) {
+            why = std::move(r).error().message;
             return false;
         }
         vo.results = std::move(*r);

@@ -54,7 +54,10 @@ std::optional<std::size_t> column_index(const feed& f, std::string_view name) no
     return static_cast<std::size_t>(it - f.columns.begin());
 }
 
-bool load_csv(std::string_view text, feed& out, std::string& why) {
+namespace {
+
+// load_csv's work, its reason in `why`.
+bool read_csv(std::string_view text, feed& out, std::string& why) {
     if (text.substr(0, 3) == "\xEF\xBB\xBF") {
         text.remove_prefix(3);
     }
@@ -144,6 +147,16 @@ bool load_csv(std::string_view text, feed& out, std::string& why) {
     out.columns = std::move(records[0]);
     out.rows.assign(std::make_move_iterator(records.begin() + 1), std::make_move_iterator(records.end()));
     return true;
+}
+
+} // namespace
+
+result<void, problem> load_csv(std::string_view text, feed& out) {
+    std::string why;
+    if (!read_csv(text, out, why)) {
+        return problem{errc::invalid_value, std::move(why)};
+    }
+    return {};
 }
 
 bool has_placeholders(std::string_view text) noexcept {

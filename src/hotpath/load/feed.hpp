@@ -15,9 +15,9 @@ namespace hotpath::load {
 // separated by commas, quoted fields with "" for a quote and embedded commas and line breaks, CRLF or LF line
 // ends, an optional final line end and a UTF-8 byte order mark at the start are accepted; empty lines are
 // skipped. Column names must be non-empty and distinct, every row must have as many fields as the header, and
-// there must be at least one row. Returns false with a one-line reason (with the line number) and `out`
-// unchanged. Throws only std::bad_alloc.
-bool load_csv(std::string_view text, feed& out, std::string& why);
+// there must be at least one row. Fails with errc::invalid_value, a one-line reason (with the line number) and
+// `out` unchanged. Throws only std::bad_alloc.
+result<void, problem> load_csv(std::string_view text, feed& out);
 
 // A placeholder: "{{" NAME "}}" where NAME, trimmed of spaces and tabs, is non-empty and has no braces or line
 // breaks ("{{ cep }}" names the column "cep"). "{{{" NAME "}}}" is the same placeholder asking for the value as

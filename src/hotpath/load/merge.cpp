@@ -586,10 +586,9 @@ bool read_thresholds(fields& doc, plan& p, std::string& why) {
         if (!f.text("threshold", text)) {
             return false;
         }
-        std::string rule_why;
-        auto rule = parse_threshold(text, rule_why);
+        auto rule = parse_threshold(text);
         if (!rule) {
-            return f.fail("threshold", "'" + text + "': " + rule_why);
+            return f.fail("threshold", "'" + text + "': " + rule.error().message);
         }
         p.thresholds.push_back(std::move(*rule));
     }
@@ -602,8 +601,10 @@ std::error_code bad_input() {
 
 } // namespace
 
-result<loaded_report> from_json(std::string_view text, std::string& why) {
-    why.clear();
+namespace {
+
+// from_json's work, its reason in `why` (the document's readers above report through it).
+result<loaded_report> read_document(std::string_view text, std::string& why) {
     auto parsed = parse_precise(text, why);
     if (!parsed) {
         return bad_input();
@@ -634,63 +635,68 @@ result<loaded_report> from_json(std::string_view text, std::string& why) {
     return out;
 }
 
-bool merge_into(loaded_report& into, const loaded_report& part, std::string& why) {
+} // namespace
+
+result<loaded_report, problem> from_json(std::string_view text) {
+    std::string why;
+    auto read = read_document(text, why);
+    if (!read) {
+        return problem{read.error(), std::move(why)};
+    }
+    return std::move(*read);
+}
+
+result<void, problem> merge_into(loaded_report& into, const loaded_report& part) {
+    const auto refuse = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     if (into.p.open_model() != part.p.open_model()) {
-        why = "cannot merge an open-model run with a closed-model run (their latencies measure different things)";
-        return false;
+        return refuse("cannot merge an open-model run with a closed-model run (their latencies measure different "
+                      "things)");
     }
     const std::size_t common = std::min(into.r.per_request.size(), part.r.per_request.size());
     for (std::size_t i = 0; i < common; ++i) {
         if (into.r.per_request[i].name != part.r.per_request[i].name) {
-            why = fmt::format("scenario request {} is '{}' here but '{}' in the runs before: not the same scenario", i,
-                              part.r.per_request[i].name, into.r.per_request[i].name);
-            return false;
+            return refuse(fmt::format("scenario request {} is '{}' here but '{}' in the runs before: not the same "
+                                      "scenario",
+                                      i, part.r.per_request[i].name, into.r.per_request[i].name));
         }
     }
     unsigned threads = 0;
     if (__builtin_add_overflow(into.p.threads, part.p.threads, &threads)) {
-        why = "the thread counts overflow";
-        return false;
+        return refuse("the thread counts overflow");
     }
     into.p.threads = threads;
     into.r.merge(part.r);
     into.outcomes.clear();
     into.p.thresholds.clear();
-    return true;
+    return {};
 }
 
-result<void> merge_files(const std::vector<std::string>& paths, std::string& out_json, std::string& report_text,
-                         std::string& why) {
+result<void, problem> merge_files(const std::vector<std::string>& paths, std::string& out_json,
+                                  std::string& report_text) {
     if (paths.empty()) {
-        why = "no files to merge";
-        return bad_input();
+        return problem{bad_input(), "no files to merge"};
     }
     // One merged run and one file at a time: a loaded_report is ~60 KB, so both live on the heap.
     std::unique_ptr<loaded_report> merged;
     for (const auto& path : paths) {
         std::ifstream in(path, std::ios::binary);
         if (!in.is_open()) {
-            why = "cannot open " + path;
-            return std::make_error_code(std::errc::no_such_file_or_directory);
+            return problem{std::make_error_code(std::errc::no_such_file_or_directory), "cannot open " + path};
         }
         std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         if (in.bad()) {
-            why = "cannot read " + path;
-            return std::make_error_code(std::errc::io_error);
+            return problem{std::make_error_code(std::errc::io_error), "cannot read " + path};
         }
-        std::string file_why;
-        auto part = from_json(text, file_why);
+        auto part = from_json(text);
         if (!part) {
-            why = path + ": " + file_why;
-            return part.error();
+            return problem{part.error().code, path + ": " + part.error().message};
         }
         if (merged == nullptr) {
             merged = std::make_unique<loaded_report>(std::move(*part));
             merged->outcomes.clear();
             merged->p.thresholds.clear();
-        } else if (!merge_into(*merged, *part, file_why)) {
-            why = path + ": " + file_why;
-            return bad_input();
+        } else if (auto added = merge_into(*merged, *part); !added) {
+            return problem{added.error().code, path + ": " + added.error().message};
         }
     }
     out_json = to_json(merged->p, merged->r, merged->outcomes);
@@ -698,8 +704,7 @@ result<void> merge_files(const std::vector<std::string>& paths, std::string& out
     std::size_t size = 0;
     std::FILE* memory = ::open_memstream(&buffer, &size);
     if (memory == nullptr) {
-        why = "out of memory";
-        return std::make_error_code(std::errc::not_enough_memory);
+        return problem{std::make_error_code(std::errc::not_enough_memory), "out of memory"};
     }
     print_header(memory, merged->p);
     print_report(memory, merged->p, merged->r, merged->outcomes);

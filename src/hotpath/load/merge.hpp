@@ -25,22 +25,22 @@ struct loaded_report {
 // Parses a document written by to_json(); to_json() of the result gives back the same bytes. Threshold outcomes
 // are evaluated again from the exact state (the document's "actual" and "pass" are derived fields). Any other
 // schema, malformed JSON, a missing field, a field of the wrong kind, an inconsistent histogram or a histogram
-// layout other than this build's gives an error and a one-line reason in `why` naming the field. Never throws
-// on bad input (only std::bad_alloc).
-result<loaded_report> from_json(std::string_view text, std::string& why);
+// layout other than this build's gives an error with a one-line message naming the field. Never throws on bad input
+// (only std::bad_alloc).
+result<loaded_report, problem> from_json(std::string_view text);
 
 // Adds `part` to `into` as runs made at the same time from several machines: counts and histograms add, the
 // per-second series add second by second, `measured` is the longest of the two (so throughput is total responses
 // over the longest window), threads add, the other plan fields stay `into`'s, and thresholds and their outcomes
-// are dropped (a merged report is not gated). A scenario's per-request figures add by position. Refuses (false,
-// `why`, `into` unchanged) to mix the open and the closed model, whose latencies measure different things, or
-// scenarios whose requests differ in name at the same position.
-bool merge_into(loaded_report& into, const loaded_report& part, std::string& why);
+// are dropped (a merged report is not gated). A scenario's per-request figures add by position. Refuses (`into`
+// unchanged, errc::invalid_value and one line) to mix the open and the closed model, whose latencies measure
+// different things, or scenarios whose requests differ in name at the same position.
+result<void, problem> merge_into(loaded_report& into, const loaded_report& part);
 
 // `hotpath load merge FILE...`: reads each file, merges them in order, and sets `out_json` to the merged document
 // (to_json, no trailing newline) and `report_text` to its console report (print_report). On failure returns an
-// error, with `why` one line naming the file. Setup code: reads files, allocates.
-result<void> merge_files(const std::vector<std::string>& paths, std::string& out_json, std::string& report_text,
-                         std::string& why);
+// error whose one line names the file. Setup code: reads files, allocates.
+result<void, problem> merge_files(const std::vector<std::string>& paths, std::string& out_json,
+                                  std::string& report_text);
 
 } // namespace hotpath::load

@@ -94,7 +94,10 @@ std::string validate(const plan& p, plan_source source) {
     return {};
 }
 
-bool make_plan(const load_options& o, plan& out, std::string& why) {
+namespace {
+
+// make_plan's work, its reason in `why`.
+bool build_plan(const load_options& o, plan& out, std::string& why) {
     plan p;
     const bool scenario = !o.scenario.empty();
     if (scenario) {
@@ -106,7 +109,8 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
                   " does not apply with --scenario; set it per [[request]]";
             return false;
         }
-        if (!load_scenario_file(o.scenario, p, why)) {
+        if (auto loaded = load_scenario_file(o.scenario, p); !loaded) {
+            why = std::move(loaded).error().message;
             return false;
         }
     }
@@ -115,13 +119,9 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
         return false;
     }
     if (!o.url.empty()) {
-        auto to = http::parse_url(o.url);
+        auto to = http::parse_request_url(o.url);
         if (!to) {
             why = std::move(to).error().message;
-            return false;
-        }
-        if (auto plain = http::require_plain_http(*to); !plain) {
-            why = std::move(plain).error().message;
             return false;
         }
         if (scenario && to->target != "/") {
@@ -220,8 +220,9 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
             p.duration = std::chrono::hours{24 * 365}; // until the count is done
         }
         if (o.stages) {
-            auto st = parse_stages(*o.stages, why);
+            auto st = parse_stages(*o.stages);
             if (!st) {
+                why = std::move(st).error().message;
                 return false;
             }
             p.stages = std::move(*st);
@@ -250,8 +251,9 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
     if (!o.thresholds.empty()) {
         p.thresholds.clear();
         for (const auto& t : o.thresholds) {
-            auto th = parse_threshold(t, why);
+            auto th = parse_threshold(t);
             if (!th) {
+                why = std::move(th).error().message;
                 return false;
             }
             p.thresholds.push_back(*th);
@@ -273,6 +275,17 @@ bool make_plan(const load_options& o, plan& out, std::string& why) {
     p.threads = std::min(p.threads, static_cast<unsigned>(std::max(1.0, most_connections)));
     out = std::move(p);
     return true;
+}
+
+} // namespace
+
+result<plan, problem> make_plan(const load_options& o) {
+    plan p;
+    std::string why;
+    if (!build_plan(o, p, why)) {
+        return problem{errc::invalid_value, std::move(why)};
+    }
+    return p;
 }
 
 } // namespace hotpath::load

@@ -13,22 +13,9 @@
 #include <thread>
 
 namespace hotpath::load {
-namespace {
 
-// A non-negative decimal number at the start of `s`; advances past it.
-std::optional<double> take_number(std::string_view& s) noexcept {
-    double v = 0;
-    const auto r = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (r.ec != std::errc{} || v < 0 || !std::isfinite(v)) {
-        return std::nullopt;
-    }
-    s.remove_prefix(static_cast<std::size_t>(r.ptr - s.data()));
-    return v;
-}
-
-} // namespace
-
-std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why) {
+result<std::vector<stage>, problem> parse_stages(std::string_view text) {
+    const auto bad = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     std::vector<stage> stages;
     while (!text.empty()) {
         const auto comma = text.find(',');
@@ -37,8 +24,7 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
         const auto colon = item.rfind(':');
         const auto eq = item.find('=');
         if (colon == std::string_view::npos || eq == std::string_view::npos || eq > colon) {
-            why = "a stage is KIND=LEVEL:DURATION, e.g. rate=10/s:30s or vus=0..50:1m; got '" + std::string(item) + "'";
-            return std::nullopt;
+            return bad("a stage is KIND=LEVEL:DURATION, e.g. rate=10/s:30s or vus=0..50:1m; got '" + std::string(item) + "'");
         }
         stage s;
         const std::string_view kind = http::char_class::trim_ows(item.substr(0, eq));
@@ -48,8 +34,7 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
         } else if (kind == "vus") {
             s.what = stage::kind::vus;
         } else {
-            why = "a stage kind is rate or vus; got '" + std::string(kind) + "'";
-            return std::nullopt;
+            return bad("a stage kind is rate or vus; got '" + std::string(kind) + "'");
         }
         // "A..B" ramps from A to B; a plain "A" holds. Split first: "0." would parse as a number.
         std::string_view first = level;
@@ -80,33 +65,30 @@ std::optional<std::vector<stage>> parse_stages(std::string_view text, std::strin
         }
         const auto duration = parse_duration(item.substr(colon + 1));
         if (!from || !to || !duration || duration->count() <= 0) {
-            why = "bad stage '" + std::string(item) + "'";
-            return std::nullopt;
+            return bad("bad stage '" + std::string(item) + "'");
         }
         s.from = *from / per;
         s.to = *to / per;
         s.duration = *duration;
         if (!stages.empty() && stages.front().what != s.what) {
-            why = "stages mix rate and vus";
-            return std::nullopt;
+            return bad("stages mix rate and vus");
         }
         stages.push_back(s);
     }
     if (stages.empty()) {
-        why = "no stages given";
-        return std::nullopt;
+        return bad("no stages given");
     }
     return stages;
 }
 
-std::optional<threshold> parse_threshold(std::string_view text, std::string& why) {
+result<threshold, problem> parse_threshold(std::string_view text) {
+    const auto fail = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     threshold t;
     t.text = std::string(http::char_class::trim_ows(text));
     std::string_view s = t.text;
     const auto op = s.find_first_of("<>");
     if (op == std::string_view::npos) {
-        why = "a threshold is METRIC<VALUE or METRIC>VALUE, e.g. p95<150ms; got '" + t.text + "'";
-        return std::nullopt;
+        return fail("a threshold is METRIC<VALUE or METRIC>VALUE, e.g. p95<150ms; got '" + t.text + "'");
     }
     const std::string_view name = http::char_class::trim_ows(s.substr(0, op));
     t.less = s[op] == '<';
@@ -115,10 +97,6 @@ std::optional<threshold> parse_threshold(std::string_view text, std::string& why
         value.remove_prefix(1);
     }
     value = http::char_class::trim_ows(value);
-    auto fail = [&](std::string message) {
-        why = std::move(message);
-        return std::nullopt;
-    };
     if (name == "errors") {
         t.what = threshold::metric::errors;
         std::string_view v = value;

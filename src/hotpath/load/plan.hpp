@@ -27,7 +27,7 @@ struct stage {
 
 // "rate=1/s:5s, rate=2/s:10s" (NBomber) or "vus=0..240:60s, vus=240:60s" (k6). Rates take /s or /m.
 // All stages must be of one kind.
-std::optional<std::vector<stage>> parse_stages(std::string_view text, std::string& why);
+result<std::vector<stage>, problem> parse_stages(std::string_view text);
 
 // A pass/fail condition on the final report: p50..p99.9 / mean / max latency, error rate, throughput.
 struct threshold {
@@ -39,7 +39,7 @@ struct threshold {
 };
 
 // "p95<150ms", "p99.9<1s", "mean<20ms", "max<2s", "errors<8%", "rps>1000".
-std::optional<threshold> parse_threshold(std::string_view text, std::string& why);
+result<threshold, problem> parse_threshold(std::string_view text);
 
 // A check on each response to a request; a failed check counts as an error of class `check`.
 struct check {

@@ -28,20 +28,18 @@ std::string bar(double fraction, int width) {
 
 } // namespace
 
-result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, std::string& why, int* stopped_by) {
+result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by) {
     if (stopped_by != nullptr) {
         *stopped_by = 0;
     }
-    std::string reason;
-    const auto found = net::resolve_now(p.to.host, p.to.port, reason);
+    auto found = net::resolve_now(p.to.host, p.to.port);
     if (!found) {
-        why = fmt::format("cannot resolve {}: {}", p.to.host, reason);
-        return std::make_error_code(std::errc::invalid_argument);
+        return std::move(found).error();
     }
     const net::endpoint endpoint = found->front();
     if (p.io == plan::io_choice::uring && !net::uring::available()) {
-        why = "io_uring is not available here (--io uring); use --io auto or epoll";
-        return std::make_error_code(std::errc::function_not_supported);
+        return problem{std::make_error_code(std::errc::function_not_supported),
+                       "io_uring is not available here (--io uring); use --io auto or epoll"};
     }
 
     // SIGINT/SIGTERM end the run early; blocked before the workers start so only this thread sees them.

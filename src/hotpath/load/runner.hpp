@@ -14,10 +14,9 @@ enum class progress_mode : std::uint8_t { none, terminal, lines };
 
 // Blocks until the plan is done or SIGINT/SIGTERM arrives (then stops early and still reports). Progress
 // goes to `progress_out` (a bar refreshed in place on a terminal, a line every 5 s otherwise). Errors
-// (unresolvable host) are values with a one-line reason in `why`. When a signal ended the run early and
-// `stopped_by` is given, it receives that signal's number (else 0): a caller with work left (`hotpath lab`) can
-// stop too.
-result<results> run(const plan& p, progress_mode mode, std::FILE* progress_out, std::string& why,
-                    int* stopped_by = nullptr);
+// (an unresolvable host, io_uring asked for and missing) are values with a one-line message. When a signal ended
+// the run early and `stopped_by` is given, it receives that signal's number (else 0): a caller with work left
+// (`hotpath lab`) can stop too.
+result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by = nullptr);
 
 } // namespace hotpath::load

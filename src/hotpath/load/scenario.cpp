@@ -274,9 +274,9 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
         for (const auto& s : *stages) {
             joined.append(joined.empty() ? "" : ", ").append(s);
         }
-        auto parsed = parse_stages(joined, why);
+        auto parsed = parse_stages(joined);
         if (!parsed) {
-            return fail(why, *t.get("stages"), "load.stages: " + why);
+            return fail(why, *t.get("stages"), "load.stages: " + parsed.error().message);
         }
         q.stages = std::move(*parsed);
         q.rate = 0;
@@ -284,9 +284,9 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
     if (thresholds) {
         q.thresholds.clear();
         for (const auto& text : *thresholds) {
-            auto th = parse_threshold(text, why);
+            auto th = parse_threshold(text);
             if (!th) {
-                return fail(why, *t.get("thresholds"), "load.thresholds: " + why);
+                return fail(why, *t.get("thresholds"), "load.thresholds: " + th.error().message);
             }
             q.thresholds.push_back(std::move(*th));
         }
@@ -342,8 +342,8 @@ bool read_feed(const toml::table& t, std::string_view base_dir, feed& out, std::
         return fail(why, *t.get("csv"), "feed.csv: cannot read " + path.string());
     }
     feed f;
-    if (!load_csv(text, f, why)) {
-        return fail(why, *t.get("csv"), "feed.csv " + *csv + ", " + why);
+    if (auto read = load_csv(text, f); !read) {
+        return fail(why, *t.get("csv"), "feed.csv " + *csv + ", " + read.error().message);
     }
     f.source = *csv;
     out = std::move(f);
@@ -524,12 +524,9 @@ bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, s
     if (!get_string(doc, "url", "url", url, why)) {
         return false;
     }
-    auto to = http::parse_url(*url);
+    auto to = http::parse_request_url(*url);
     if (!to) {
         return fail(why, *url_node, "url: " + to.error().message);
-    }
-    if (auto plain = http::require_plain_http(*to); !plain) {
-        return fail(why, *url_node, "url: " + plain.error().message);
     }
     if (to->target.find('?') != std::string::npos) {
         return fail(why, *url_node, "url: a query belongs in each request's path, not in the url");
@@ -592,36 +589,34 @@ bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, s
 
 } // namespace
 
-bool load_scenario(std::string_view toml_text, std::string_view base_dir, plan& p, std::string& why) {
+result<void, problem> load_scenario(std::string_view toml_text, std::string_view base_dir, plan& p) {
     toml::table doc;
     try {
         doc = toml::parse(toml_text);
     } catch (const toml::parse_error& e) {
         std::string description(e.description());
         std::replace(description.begin(), description.end(), '\n', ' ');
-        why = "line " + std::to_string(e.source().begin.line) + ", column " + std::to_string(e.source().begin.column) +
-              ": " + description;
-        return false;
+        return problem{errc::invalid_value, "line " + std::to_string(e.source().begin.line) + ", column " +
+                                                std::to_string(e.source().begin.column) + ": " + description};
     }
     plan q = p;
+    std::string why;
     if (!read_scenario(doc, base_dir, q, why)) {
-        return false;
+        return problem{errc::invalid_value, std::move(why)};
     }
     p = std::move(q);
-    return true;
+    return {};
 }
 
-bool load_scenario_file(const std::string& path, plan& p, std::string& why) {
+result<void, problem> load_scenario_file(const std::string& path, plan& p) {
     std::string text;
     if (!read_file(path, text)) {
-        why = "cannot read scenario " + path;
-        return false;
+        return problem{errc::invalid_value, "cannot read scenario " + path};
     }
-    if (!load_scenario(text, std::filesystem::path(path).parent_path().string(), p, why)) {
-        why = path + ": " + why;
-        return false;
+    if (auto loaded = load_scenario(text, std::filesystem::path(path).parent_path().string(), p); !loaded) {
+        return problem{loaded.error().code, path + ": " + loaded.error().message};
     }
-    return true;
+    return {};
 }
 
 } // namespace hotpath::load

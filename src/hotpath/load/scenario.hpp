@@ -12,15 +12,15 @@ namespace hotpath::load {
 
 // Fills `p` from a scenario document (format: docs/scenarios.md). The document's [[request]] tables and [feed]
 // replace p.scenario and p.data; other keys the document omits keep the values `p` already holds. A [feed] csv
-// path is read relative to `base_dir` ("" for the current directory): the only I/O. Returns false with a
-// one-line reason in `why` (the line and the key) and `p` unchanged on syntax errors, unknown keys, wrong types,
-// out-of-range values, placeholders naming columns the CSV lacks, and plans the CLI would refuse.
+// path is read relative to `base_dir` ("" for the current directory): the only I/O. Fails with
+// errc::invalid_value, a one-line reason (the line and the key) and `p` unchanged on syntax errors, unknown keys,
+// wrong types, out-of-range values, placeholders naming columns the CSV lacks, and plans the CLI would refuse.
 // Throws only std::bad_alloc.
-bool load_scenario(std::string_view toml_text, std::string_view base_dir, plan& p, std::string& why);
+result<void, problem> load_scenario(std::string_view toml_text, std::string_view base_dir, plan& p);
 
-// Reads the file at `path` and calls load_scenario with the file's folder as base_dir; `why` then starts with
+// Reads the file at `path` and calls load_scenario with the file's folder as base_dir; a reason then starts with
 // the path.
-bool load_scenario_file(const std::string& path, plan& p, std::string& why);
+result<void, problem> load_scenario_file(const std::string& path, plan& p);
 
 // `p` as a scenario document that load_scenario reads back into an equal plan (given the same base_dir, where
 // `p.data.source` names the CSV). Every knob is written, defaults included, except those a plan ignores (duration

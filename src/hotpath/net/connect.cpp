@@ -60,14 +60,14 @@ std::error_code errno_code(int e) noexcept {
 
 } // namespace
 
-result<std::vector<endpoint>> resolve_now(const std::string& host, std::uint16_t port, std::string& why) {
+result<std::vector<endpoint>, problem> resolve_now(const std::string& host, std::uint16_t port) {
     if (auto literal = endpoint::from_literal(host, port)) {
         return std::vector<endpoint>{*literal};
     }
     resolved r = resolve_blocking(host, port);
     if (r.gai_error != 0 || r.addresses.empty()) {
-        why = r.gai_error != 0 ? ::gai_strerror(r.gai_error) : "no address";
-        return std::make_error_code(std::errc::host_unreachable);
+        return problem{errc::resolve_failed, "cannot resolve " + host + ": " +
+                                                 (r.gai_error != 0 ? ::gai_strerror(r.gai_error) : "no address")};
     }
     return std::move(r.addresses);
 }

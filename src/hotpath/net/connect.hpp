@@ -21,8 +21,8 @@ namespace hotpath::net {
 class loop;
 
 // Resolves `host` (a name or a literal) with getaddrinfo on the calling thread: for start-up code off the loops.
-// Errors carry getaddrinfo's reason in `why`.
-result<std::vector<endpoint>> resolve_now(const std::string& host, std::uint16_t port, std::string& why);
+// A failure is errc::resolve_failed with "cannot resolve HOST: " and getaddrinfo's reason.
+result<std::vector<endpoint>, problem> resolve_now(const std::string& host, std::uint16_t port);
 
 // One connection attempt at a time. The callback gets the connected socket (non-blocking, close-on-exec,
 // TCP_NODELAY set; the callee owns it) or an error: the last address's, std::errc::operation_canceled after

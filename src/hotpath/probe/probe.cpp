@@ -116,18 +116,15 @@ struct resolution {
     std::mutex mutex;
     std::condition_variable ready;
     bool done = false;
-    std::optional<result<std::vector<net::endpoint>>> found;
-    std::string why;
+    std::optional<result<std::vector<net::endpoint>, problem>> found;
 };
 
 result<std::vector<net::endpoint>, problem> resolve(const plan& p, clock::time_point deadline) {
     auto shared = std::make_shared<resolution>();
     std::thread([shared, host = p.to.host, port = p.to.port] {
-        std::string why;
-        auto found = net::resolve_now(host, port, why);
+        auto found = net::resolve_now(host, port);
         const std::lock_guard lock(shared->mutex);
         shared->found.emplace(std::move(found));
-        shared->why = std::move(why);
         shared->done = true;
         shared->ready.notify_all();
     }).detach();
@@ -135,10 +132,7 @@ result<std::vector<net::endpoint>, problem> resolve(const plan& p, clock::time_p
     if (!shared->ready.wait_until(lock, deadline, [&] { return shared->done; })) {
         return timed_out(p, fmt::format("resolving {}", p.to.host));
     }
-    if (!shared->found->has_value()) {
-        return problem{errc::resolve_failed, fmt::format("cannot resolve {}: {}", p.to.host, shared->why)};
-    }
-    return std::move(**shared->found);
+    return std::move(*shared->found);
 }
 
 // Connects to each address in turn (as curl does without happy eyeballs) until one accepts; the last failure
@@ -353,15 +347,14 @@ sample request_once(const plan& p, connection& c) {
 
 } // namespace
 
-bool make_plan(const probe_options& o, plan& out, std::string& why) {
+namespace {
+
+// make_plan's work, its reason in `why`.
+bool build_plan(const probe_options& o, plan& out, std::string& why) {
     plan p;
-    auto to = http::parse_url(o.url);
+    auto to = http::parse_request_url(o.url);
     if (!to) {
         why = std::move(to).error().message;
-        return false;
-    }
-    if (auto plain = http::require_plain_http(*to); !plain) {
-        why = std::move(plain).error().message;
         return false;
     }
     p.to = std::move(*to);
@@ -437,6 +430,17 @@ bool make_plan(const probe_options& o, plan& out, std::string& why) {
     return true;
 }
 
+} // namespace
+
+result<plan, problem> make_plan(const probe_options& o) {
+    plan p;
+    std::string why;
+    if (!build_plan(o, p, why)) {
+        return problem{errc::invalid_value, std::move(why)};
+    }
+    return p;
+}
+
 std::vector<sample> run(const plan& p) {
     std::vector<sample> samples;
     samples.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(p.requests, 100'000)));
@@ -462,11 +466,11 @@ result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds ti
     probe_options o;
     o.url = std::string(url);
     o.headers = {"User-Agent: hotpath"};
-    plan p;
-    std::string why;
-    if (!make_plan(o, p, why)) {
-        return problem{errc::invalid_url, std::move(why)};
+    auto planned = make_plan(o);
+    if (!planned) {
+        return problem{errc::invalid_url, std::move(planned).error().message};
     }
+    plan p = std::move(*planned);
     p.timeout = timeout;
     p.keep_body_bytes = max_body_bytes;
     connection c;

@@ -40,9 +40,9 @@ struct plan {
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};
 };
 
-// Checks `o` and fills `out`; false with a one-line reason in `why` for bad usage (a bad URL, https, a bad header,
-// method or timeout).
-bool make_plan(const probe_options& o, plan& out, std::string& why);
+// The plan `o` describes, checked; errc::invalid_value and a one-line reason for bad usage (a bad URL, https, a bad
+// header, method or timeout).
+result<plan, problem> make_plan(const probe_options& o);
 
 // One metric of the response's Server-Timing fields, copied out of the response.
 struct server_timing_entry {
