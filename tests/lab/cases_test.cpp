@@ -27,9 +27,8 @@ std::vector<case_spec> plan(const std::string& which, bool quick) {
     lab_options o;
     o.which = which;
     o.quick = quick;
-    std::string why;
-    auto cases = plan_cases(o, why);
-    EXPECT_TRUE(cases.has_value()) << why;
+    auto cases = plan_cases(o);
+    EXPECT_TRUE(cases.has_value()) << cases.error().message;
     return cases ? *cases : std::vector<case_spec>{};
 }
 
@@ -74,9 +73,9 @@ TEST(cases_test, all_names_the_five_cases_in_order) {
 TEST(cases_test, a_bad_name_is_refused_with_the_names) {
     lab_options o;
     o.which = "nope";
-    std::string why;
-    EXPECT_FALSE(plan_cases(o, why).has_value());
-    EXPECT_EQ(why, "'nope' is not a lab case; try fanout, freight, platform, sync-io, redirect or all");
+    const auto cases = plan_cases(o);
+    ASSERT_FALSE(cases.has_value());
+    EXPECT_EQ(cases.error().message, "'nope' is not a lab case; try fanout, freight, platform, sync-io, redirect or all");
 }
 
 TEST(cases_test, every_variant_plans_and_every_headline_names_variants) {

@@ -7,6 +7,8 @@
 #include "lab/lab_documents.hpp"
 
 #include <boost/json.hpp>
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -273,8 +275,7 @@ protected:
         fs::create_directories(dir_);
         profile_ = ::testing::TempDir() + "hotpath_chromium_" + std::to_string(::getpid());
         fs::remove_all(profile_);
-        std::string why;
-        ASSERT_TRUE(lab::write_report_html(test::lab_documents(), dir_ + "/report.html", why)) << why;
+        ASSERT_TRUE(test::ok(lab::write_report_html(test::lab_documents(), dir_ + "/report.html")));
     }
     void TearDown() override {
         if (!profile_.empty()) {
@@ -434,10 +435,8 @@ TEST_F(html_report_browser_test, draws_documents_it_has_not_seen_the_like_of) {
         42,
         {"case": "empty", "variants": []}
     ])");
-    std::string why;
-    ASSERT_TRUE(lab::write_report_html(std::vector<boost::json::value>(odd.as_array().begin(), odd.as_array().end()),
-                                       dir_ + "/odd.html", why))
-        << why;
+    ASSERT_TRUE(test::ok(lab::write_report_html(
+        std::vector<boost::json::value>(odd.as_array().begin(), odd.as_array().end()), dir_ + "/odd.html")));
     const auto run = open("odd.html", {"--dump-dom", "--window-size=1280,2400"});
     ASSERT_EQ(run.exit_code, 0);
     EXPECT_EQ(body_attribute(run.out, "data-errors"), "0") << body_attribute(run.out, "data-first-error");

@@ -5,6 +5,8 @@
 #include "lab/lab_documents.hpp"
 
 #include <boost/json.hpp>
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -112,8 +114,7 @@ TEST(html_report_test, writes_the_page_from_result_files) {
         paths.push_back(dir + "/" + std::to_string(i) + ".json");
         std::ofstream(paths.back(), std::ios::binary) << boost::json::serialize(docs[i]) << "\n";
     }
-    std::string why;
-    ASSERT_TRUE(lab::write_report_html(paths, dir + "/out/report.html", why)) << why;
+    ASSERT_TRUE(test::ok(lab::write_report_html(paths, dir + "/out/report.html")));
     std::vector<boost::json::value> read_back;
     for (const auto& d : docs) {
         read_back.push_back(boost::json::parse(boost::json::serialize(d)));
@@ -121,13 +122,14 @@ TEST(html_report_test, writes_the_page_from_result_files) {
     EXPECT_EQ(read_file(dir + "/out/report.html"), lab::report_html(read_back));
 
     paths.push_back(dir + "/missing.json");
-    EXPECT_FALSE(lab::write_report_html(paths, dir + "/report.html", why));
+    std::string why = test::failure_of(lab::write_report_html(paths, dir + "/report.html"));
     EXPECT_NE(why.find("missing.json"), std::string::npos) << why;
     paths.back() = dir + "/bad.json";
     std::ofstream(paths.back()) << "{\"case\": ";
-    EXPECT_FALSE(lab::write_report_html(paths, dir + "/report.html", why));
+    why = test::failure_of(lab::write_report_html(paths, dir + "/report.html"));
     EXPECT_NE(why.find("bad.json"), std::string::npos) << why;
-    EXPECT_FALSE(lab::write_report_html(docs, dir + "/0.json/report.html", why)) << "a file where the folder goes";
+    EXPECT_FALSE(lab::write_report_html(docs, dir + "/0.json/report.html").has_value())
+        << "a file where the folder goes";
     std::filesystem::remove_all(dir);
 }
 

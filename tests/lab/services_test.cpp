@@ -3,6 +3,8 @@
 // it serves (its output is drained, so it never blocks).
 #include <hotpath/lab/services.hpp>
 
+#include "support/result_assert.hpp"
+
 #include <gtest/gtest.h>
 
 #include <cerrno>
@@ -23,10 +25,10 @@ TEST(LabServices, APeerRunsOnThePortTheLabChoseAndIsStopped) {
     service_set set;
     const std::uint16_t port = free_loopback_port();
     ASSERT_NE(port, 0);
-    std::string why;
-    const service* s = set.start_peer("avatar-peer", {HOTPATH_BINARY, "serve", "avatar", std::to_string(port), "10"},
-                                      port, "/", 10s, why);
-    ASSERT_NE(s, nullptr) << why;
+    const auto started = set.start_peer(
+        "avatar-peer", {HOTPATH_BINARY, "serve", "avatar", std::to_string(port), "10"}, port, "/", 10s);
+    ASSERT_TRUE(test::ok(started));
+    const service* s = *started;
     EXPECT_FALSE(s->hotpath);
     EXPECT_EQ(s->port, port);
     const pid_t pid = s->pid;
@@ -40,19 +42,17 @@ TEST(LabServices, APeerRunsOnThePortTheLabChoseAndIsStopped) {
 
 TEST(LabServices, APeerThatIsNotThereIsAOneLineReason) {
     service_set set;
-    std::string why;
-    EXPECT_EQ(set.start_peer("ghost", {"/nonexistent/peer", "--urls", "http://127.0.0.1:1"}, 1, "/", 2s, why), nullptr);
+    const std::string why =
+        test::failure_of(set.start_peer("ghost", {"/nonexistent/peer", "--urls", "http://127.0.0.1:1"}, 1, "/", 2s));
     EXPECT_NE(why.find("not an executable"), std::string::npos) << why;
     EXPECT_TRUE(set.pids().empty());
 }
 
 TEST(LabServices, APeerThatExitsAtOnceFailsWithoutWaitingForTheTimeout) {
     service_set set;
-    std::string why;
     const auto start = std::chrono::steady_clock::now();
-    EXPECT_EQ(
-        set.start_peer("quitter", {"/bin/sh", "-c", "echo no config; exit 3"}, free_loopback_port(), "/", 20s, why),
-        nullptr);
+    const std::string why = test::failure_of(
+        set.start_peer("quitter", {"/bin/sh", "-c", "echo no config; exit 3"}, free_loopback_port(), "/", 20s));
     EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
     EXPECT_NE(why.find("exited"), std::string::npos) << why;
     EXPECT_TRUE(set.pids().empty());
@@ -65,9 +65,8 @@ TEST(LabServices, AChattyChildNeverBlocksOnItsOutput) {
     ASSERT_NE(port, 0);
     const std::string script = "head -c 1048576 /dev/zero | tr '\\0' x; echo; exec '" + std::string{HOTPATH_BINARY} +
                                "' serve avatar " + std::to_string(port) + " 10";
-    std::string why;
-    const service* s = set.start_peer("chatty", {"/bin/sh", "-c", script}, port, "/", 10s, why);
-    ASSERT_NE(s, nullptr) << why;
+    const auto started = set.start_peer("chatty", {"/bin/sh", "-c", script}, port, "/", 10s);
+    ASSERT_TRUE(test::ok(started));
     auto answer = get_local(port, "/", 2s);
     ASSERT_TRUE(answer) << answer.error().message;
     EXPECT_EQ(answer->status, 302u);

@@ -191,7 +191,7 @@ std::vector<std::string> case_names() {
     return {"fanout", "freight", "platform", "sync-io", "redirect"};
 }
 
-std::optional<std::vector<case_spec>> plan_cases(const lab_options& o, std::string& why) {
+result<std::vector<case_spec>, problem> plan_cases(const lab_options& o) {
     using maker = case_spec (*)(bool);
     const std::pair<const char*, maker> all[] = {
         {"fanout", fanout}, {"freight", freight}, {"platform", platform}, {"sync-io", sync_io}, {"redirect", redirect}};
@@ -202,8 +202,8 @@ std::optional<std::vector<case_spec>> plan_cases(const lab_options& o, std::stri
         }
     }
     if (out.empty()) {
-        why = fmt::format("'{}' is not a lab case; try {} or all", o.which, fmt::join(case_names(), ", "));
-        return std::nullopt;
+        return problem{errc::invalid_value,
+                       fmt::format("'{}' is not a lab case; try {} or all", o.which, fmt::join(case_names(), ", "))};
     }
     return out;
 }

@@ -2,6 +2,8 @@
 // Only data and its checks: runner.hpp runs it, report.hpp shows it.
 #pragma once
 
+#include <hotpath/core/result.hpp>
+
 #include <hotpath/load/options.hpp>
 
 #include <cstdint>
@@ -81,8 +83,8 @@ struct case_spec {
 };
 
 // The cases `which` names ("all": every case, in CASES.md's order: fanout, freight, platform, sync-io, redirect),
-// scaled down with `quick`. nullopt with a one-line reason when `which` is not a case.
-std::optional<std::vector<case_spec>> plan_cases(const lab_options& o, std::string& why);
+// scaled down with `quick`. errc::invalid_value with a one-line reason when `which` is not a case.
+result<std::vector<case_spec>, problem> plan_cases(const lab_options& o);
 
 // The case names in CASES.md's order, for usage lines.
 std::vector<std::string> case_names();

@@ -145,7 +145,10 @@ std::string row_name(const variant_change& r) {
 
 } // namespace
 
-std::optional<lab_side> read_lab_side(const std::string& path, std::string& why) {
+namespace {
+
+// read_lab_side's work, its reason in `why`.
+std::optional<lab_side> read_side(const std::string& path, std::string& why) {
     lab_side side;
     side.source = path;
     std::error_code ec;
@@ -180,6 +183,17 @@ std::optional<lab_side> read_lab_side(const std::string& path, std::string& why)
         return std::nullopt;
     }
     return side;
+}
+
+} // namespace
+
+result<lab_side, problem> read_lab_side(const std::string& path) {
+    std::string why;
+    auto side = read_side(path, why);
+    if (!side) {
+        return problem{errc::invalid_value, std::move(why)};
+    }
+    return std::move(*side);
 }
 
 namespace {
@@ -317,15 +331,14 @@ rect.old { fill: var(--old); } rect.new { fill: var(--new); }
 
 int run_compare(const std::string& old_path, const std::string& new_path, const std::string& html_path, std::FILE* out,
                 std::FILE* err) {
-    std::string why;
-    const auto old_side = read_lab_side(old_path, why);
+    const auto old_side = read_lab_side(old_path);
     if (!old_side) {
-        fmt::print(err, "hotpath: lab compare: {}\n", why);
+        fmt::print(err, "hotpath: lab compare: {}\n", old_side.error().message);
         return 2;
     }
-    const auto new_side = read_lab_side(new_path, why);
+    const auto new_side = read_lab_side(new_path);
     if (!new_side) {
-        fmt::print(err, "hotpath: lab compare: {}\n", why);
+        fmt::print(err, "hotpath: lab compare: {}\n", new_side.error().message);
         return 2;
     }
     const comparison c = compare(*old_side, *new_side);

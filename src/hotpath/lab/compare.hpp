@@ -2,6 +2,8 @@
 // whether it is larger than this machine's run-to-run noise; a console table and a self-contained HTML page.
 #pragma once
 
+#include <hotpath/core/result.hpp>
+
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -31,9 +33,9 @@ struct lab_side {
     std::map<std::string, case_figures> cases;
 };
 
-// Reads a result.json, or a folder of DIR/<case>/result.json (a lab --out folder). nullopt with a one-line reason
-// in `why` when it is neither, or a file is not a hotpath-lab/1 document.
-std::optional<lab_side> read_lab_side(const std::string& path, std::string& why);
+// Reads a result.json, or a folder of DIR/<case>/result.json (a lab --out folder). A one-line problem when it is
+// neither, or a file is not a hotpath-lab/1 document.
+result<lab_side, problem> read_lab_side(const std::string& path);
 
 // One figure, old and new.
 struct figure_change {

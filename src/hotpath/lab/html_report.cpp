@@ -112,7 +112,7 @@ std::string report_html(const std::vector<boost::json::value>& results) {
     return out;
 }
 
-bool write_report_html(const std::vector<boost::json::value>& results, const std::string& path, std::string& why) {
+result<void, problem> write_report_html(const std::vector<boost::json::value>& results, const std::string& path) {
     std::error_code ec;
     const auto folder = std::filesystem::path(path).parent_path();
     if (!folder.empty()) {
@@ -122,30 +122,27 @@ bool write_report_html(const std::vector<boost::json::value>& results, const std
     f << report_html(results);
     f.close();
     if (ec || !f) {
-        why = fmt::format("cannot write {}", path);
-        return false;
+        return problem{std::make_error_code(std::errc::io_error), fmt::format("cannot write {}", path)};
     }
-    return true;
+    return {};
 }
 
-bool write_report_html(const std::vector<std::string>& paths, const std::string& path, std::string& why) {
+result<void, problem> write_report_html(const std::vector<std::string>& paths, const std::string& path) {
     std::vector<boost::json::value> results;
     for (const auto& p : paths) {
         std::ifstream in(p, std::ios::binary);
         const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
         if (!in.good() && !in.eof()) {
-            why = fmt::format("cannot read {}", p);
-            return false;
+            return problem{std::make_error_code(std::errc::io_error), fmt::format("cannot read {}", p)};
         }
         boost::system::error_code ec;
         auto v = boost::json::parse(text, ec);
         if (ec) {
-            why = fmt::format("{}: {}", p, ec.message());
-            return false;
+            return problem{errc::invalid_value, fmt::format("{}: {}", p, ec.message())};
         }
         results.push_back(std::move(v));
     }
-    return write_report_html(results, path, why);
+    return write_report_html(results, path);
 }
 
 } // namespace hotpath::lab

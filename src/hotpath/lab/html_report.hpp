@@ -2,6 +2,8 @@
 // result.json documents (schema hotpath-lab/1, docs/lab.md), so that it can be made again from the files alone.
 #pragma once
 
+#include <hotpath/core/result.hpp>
+
 #include <boost/json/value.hpp>
 
 #include <string>
@@ -20,11 +22,11 @@ std::string report_html(const std::vector<boost::json::value>& results);
 // `s` as HTML text or a quoted attribute value: & < > " ' as entities (lab compare's page uses it too).
 std::string escape_html(std::string_view s);
 
-// Writes report_html(results) to `path`; false with `why` when it cannot.
-bool write_report_html(const std::vector<boost::json::value>& results, const std::string& path, std::string& why);
+// Writes report_html(results) to `path`; a one-line problem when it cannot.
+result<void, problem> write_report_html(const std::vector<boost::json::value>& results, const std::string& path);
 
-// Reads the result files at `paths` (each one JSON document) and writes their report to `path`; false with `why`
+// Reads the result files at `paths` (each one JSON document) and writes their report to `path`; a one-line problem
 // naming the file when one cannot be read or parsed, or the report cannot be written.
-bool write_report_html(const std::vector<std::string>& paths, const std::string& path, std::string& why);
+result<void, problem> write_report_html(const std::vector<std::string>& paths, const std::string& path);
 
 } // namespace hotpath::lab

@@ -368,16 +368,15 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
     return boost::json::serialize(doc);
 }
 
-bool write_result(const case_outcome& c, const lab_options& o, const std::string& path, std::string& why) {
+result<void, problem> write_result(const case_outcome& c, const lab_options& o, const std::string& path) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     std::ofstream f(path, std::ios::binary);
     f << result_json(c, o) << "\n";
     if (ec || !f) {
-        why = fmt::format("cannot write {}", path);
-        return false;
+        return problem{std::make_error_code(std::errc::io_error), fmt::format("cannot write {}", path)};
     }
-    return true;
+    return {};
 }
 
 } // namespace hotpath::lab

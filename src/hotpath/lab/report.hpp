@@ -1,6 +1,8 @@
 // The lab's outputs: the console verdict per case and DIR/<case>/result.json (schema hotpath-lab/1, docs/lab.md).
 #pragma once
 
+#include <hotpath/core/result.hpp>
+
 #include <hotpath/lab/runner.hpp>
 
 #include <cstdio>
@@ -25,7 +27,7 @@ void print_verdict(std::FILE* out, const case_outcome& c);
 // The result document of one case, one JSON object (docs/lab.md).
 std::string result_json(const case_outcome& c, const lab_options& o);
 
-// Writes result_json() to `path`, creating its folder; false with `why` when it cannot.
-bool write_result(const case_outcome& c, const lab_options& o, const std::string& path, std::string& why);
+// Writes result_json() to `path`, creating its folder; a one-line problem when it cannot.
+result<void, problem> write_result(const case_outcome& c, const lab_options& o, const std::string& path);
 
 } // namespace hotpath::lab

@@ -225,11 +225,14 @@ struct lab_run {
             for (const std::string& a : filled(o.args, upstream, dir)) {
                 argv.push_back(replaced(a, "{port}", std::to_string(port)));
             }
-            const service* s = services.start_peer(o.program, argv, port, o.ready_path, start_timeout, why);
-            if (s != nullptr) {
-                say(fmt::format("{}: started the original {} on Kestrel (pid {}) on {}", label, o.program, s->pid,
-                                s->url()));
+            auto started = services.start_peer(o.program, argv, port, o.ready_path, start_timeout);
+            if (!started) {
+                why = std::move(started).error().message;
+                return static_cast<const service*>(nullptr);
             }
+            const service* s = *started;
+            say(fmt::format("{}: started the original {} on Kestrel (pid {}) on {}", label, o.program, s->pid,
+                            s->url()));
             return s;
         };
         std::string upstream;
@@ -265,10 +268,12 @@ struct lab_run {
         outcome.spec = c;
         std::vector<const service*> shared;
         for (const auto& args : c.shared) {
-            const service* s = services.start(filled(args, "", dir), start_timeout, why);
-            if (s == nullptr) {
+            auto started = services.start(filled(args, "", dir), start_timeout);
+            if (!started) {
+                why = std::move(started).error().message;
                 return false;
             }
+            const service* s = *started;
             say(fmt::format("{}: started {} (pid {}) on {}", c.name, s->name, s->pid, s->url()));
             shared.push_back(s);
         }
@@ -276,10 +281,12 @@ struct lab_run {
         for (const variant_spec& v : c.variants) {
             const service* target = shared.empty() ? nullptr : shared.front();
             if (!v.serve.empty()) {
-                target = services.start(filled(v.serve, upstream, dir), start_timeout, why);
-                if (target == nullptr) {
+                auto started = services.start(filled(v.serve, upstream, dir), start_timeout);
+                if (!started) {
+                    why = std::move(started).error().message;
                     return false;
                 }
+                target = *started;
                 say(fmt::format("{}/{}: started {} (pid {}) on {}", c.name, v.name, target->name, target->pid,
                                 target->url()));
             }
@@ -325,7 +332,8 @@ struct lab_run {
         for (const auto& command : c.setup) {
             const auto args = filled(command, "", dir);
             say(fmt::format("{}: setup: hotpath {}", c.name, fmt::join(args, " ")));
-            if (!run_command(args, setup_timeout, why)) {
+            if (auto ran = run_command(args, setup_timeout); !ran) {
+                why = std::move(ran).error().message;
                 return false;
             }
         }
@@ -338,12 +346,12 @@ struct lab_run {
 int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     block_stop_signals();
     lab_run run{o, progress, {}, 0, 0, 0, {}};
-    std::string why;
-    auto cases = plan_cases(o, why);
+    auto cases = plan_cases(o);
     if (!cases) {
-        fmt::print(stderr, "hotpath: {}\n", why);
+        fmt::print(stderr, "hotpath: {}\n", cases.error().message);
         return 2;
     }
+    std::string why;
     run.cases = std::move(*cases);
     run.peers = originals_folder(o, why);
     if (run.peers.empty()) {
@@ -384,8 +392,8 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
             return 1;
         }
         const std::string path = (std::filesystem::path(o.out_dir) / c.name / "result.json").string();
-        if (!write_result(outcome, o, path, why)) {
-            fmt::print(stderr, "hotpath: {}\n", why);
+        if (auto written = write_result(outcome, o, path); !written) {
+            fmt::print(stderr, "hotpath: {}\n", written.error().message);
             return 1;
         }
         outcomes.push_back(std::move(outcome));
@@ -400,7 +408,7 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
         result_paths.push_back((std::filesystem::path(o.out_dir) / c.name / "result.json").string());
     }
     const std::string report_path = (std::filesystem::path(o.out_dir) / "report.html").string();
-    const bool reported = write_report_html(result_paths, report_path, why);
+    const auto reported = write_report_html(result_paths, report_path);
     for (const std::string& p : result_paths) { // where each case's figures are, as a path the user can open
         fmt::print(out, "results: {} (docs/lab.md)\n", p);
     }
@@ -409,7 +417,7 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     }
     std::fflush(out);
     if (!reported) {
-        fmt::print(stderr, "hotpath: {}\n", why);
+        fmt::print(stderr, "hotpath: {}\n", reported.error().message);
         return 1;
     }
     return 0;

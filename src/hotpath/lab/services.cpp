@@ -149,18 +149,29 @@ result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view p
     return probe::fetch(fmt::format("http://127.0.0.1:{}{}", port, path_and_query), timeout);
 }
 
-bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why) {
+namespace {
+
+// A service or a command that failed, with its reason: cancelled when the lab was interrupted.
+problem service_problem(std::string why) {
+    return {interrupted() ? make_error_code(errc::cancelled) : std::make_error_code(std::errc::io_error),
+            std::move(why)};
+}
+
+} // namespace
+
+result<void, problem> run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
+    std::string why;
     const auto deadline = clock::now() + timeout;
     const std::string self = self_path(why);
     if (self.empty()) {
-        return false;
+        return service_problem(std::move(why));
     }
     std::vector<std::string> argv{self};
     argv.insert(argv.end(), args.begin(), args.end());
     int output = -1;
     const pid_t pid = spawn_child(argv, output, why);
     if (pid < 0) {
-        return false;
+        return service_problem(std::move(why));
     }
     std::string line;
     std::string last;
@@ -182,27 +193,28 @@ bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds
         ::kill(pid, SIGKILL);
         ::waitpid(pid, &status, 0);
         why = interrupted() ? "interrupted" : fmt::format("hotpath {} did not end in time", args.front());
-        return false;
+        return service_problem(std::move(why));
     }
     if (WIFEXITED(status) && WEXITSTATUS(status) == 0) {
-        return true;
+        return {};
     }
     why = fmt::format("hotpath {} {}", fmt::join(args, " "),
                       last.empty() ? (WIFEXITED(status) ? fmt::format("exited with {}", WEXITSTATUS(status))
                                                         : fmt::format("died of signal {}", WTERMSIG(status)))
                                    : "failed: " + last);
-    return false;
+    return service_problem(std::move(why));
 }
 
 service_set::~service_set() {
     stop_all();
 }
 
-service* service_set::spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why) {
+result<service*, problem> service_set::spawn(const std::string& name, const std::vector<std::string>& argv) {
+    std::string why;
     int output = -1;
     const pid_t pid = spawn_child(argv, output, why);
     if (pid < 0) {
-        return nullptr;
+        return service_problem(std::move(why));
     }
     service& s = running_.emplace_back();
     s.name = name;
@@ -238,8 +250,9 @@ void start_drain(service& s) {
 
 } // namespace
 
-const service* service_set::wait_ready(service& s, const std::string& path, bool any_status, clock::time_point deadline,
-                                       std::string& why) {
+result<const service*, problem> service_set::wait_ready(service& s, const std::string& path, bool any_status,
+                                                        clock::time_point deadline) {
+    std::string why;
     std::string last;
     while (!interrupted()) {
         if (auto a = get_local(s.port, path, std::chrono::milliseconds{500}); a && (any_status || a->status == 200)) {
@@ -261,26 +274,27 @@ const service* service_set::wait_ready(service& s, const std::string& path, bool
     }
     why = interrupted() ? "interrupted" : fmt::format("{} on port {} did not answer: {}", s.name, s.port, last);
     stop(&s);
-    return nullptr;
+    return service_problem(std::move(why));
 }
 
-const service* service_set::start(const std::vector<std::string>& args, std::chrono::milliseconds timeout,
-                                  std::string& why) {
+result<const service*, problem> service_set::start(const std::vector<std::string>& args,
+                                                   std::chrono::milliseconds timeout) {
+    std::string why;
     const auto deadline = clock::now() + timeout;
     const std::string self = self_path(why);
     if (self.empty()) {
-        return nullptr;
+        return service_problem(std::move(why));
     }
     std::vector<std::string> argv{self, "serve"};
     argv.insert(argv.end(), args.begin(), args.end());
     for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
         argv.emplace_back(extra);
     }
-    service* started = spawn(args.empty() ? "?" : args.front(), argv, why);
-    if (started == nullptr) {
-        return nullptr;
+    auto started = spawn(args.empty() ? "?" : args.front(), argv);
+    if (!started) {
+        return std::move(started).error();
     }
-    service& s = *started;
+    service& s = **started;
     // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring (Ctrl-C stops)"
     static const std::regex listening(R"(serving \S+ on http://[^ ]*:(\d+))");
     std::string line;
@@ -298,28 +312,30 @@ const service* service_set::start(const std::vector<std::string>& args, std::chr
               : said.empty() ? fmt::format("serve {} did not start in time", s.name)
                              : fmt::format("serve {}: {}", s.name, said);
         stop(&s);
-        return nullptr;
+        return service_problem(std::move(why));
     }
     start_drain(s);
-    return wait_ready(s, "/debug/routes", false, deadline, why);
+    return wait_ready(s, "/debug/routes", false, deadline);
 }
 
-const service* service_set::start_peer(const std::string& name, const std::vector<std::string>& argv,
-                                       std::uint16_t port, const std::string& ready_path,
-                                       std::chrono::milliseconds timeout, std::string& why) {
+result<const service*, problem> service_set::start_peer(const std::string& name, const std::vector<std::string>& argv,
+                                                        std::uint16_t port, const std::string& ready_path,
+                                                        std::chrono::milliseconds timeout) {
+    std::string why;
     const auto deadline = clock::now() + timeout;
     if (argv.empty() || ::access(argv.front().c_str(), X_OK) != 0) {
         why = fmt::format("{}: {} is not an executable", name, argv.empty() ? std::string{"(nothing)"} : argv.front());
-        return nullptr;
+        return service_problem(std::move(why));
     }
-    service* started = spawn(name, argv, why);
-    if (started == nullptr) {
-        return nullptr;
+    auto spawned = spawn(name, argv);
+    if (!spawned) {
+        return std::move(spawned).error();
     }
+    service* started = *spawned;
     started->port = port;
     started->hotpath = false;
     start_drain(*started);
-    return wait_ready(*started, ready_path, true, deadline, why);
+    return wait_ready(*started, ready_path, true, deadline);
 }
 
 std::string service::last_output() const {

@@ -2,6 +2,8 @@
 // health-checked, and always stopped (SIGTERM, then SIGKILL) by the lab; plus the one blocking GET the lab needs.
 #pragma once
 
+#include <hotpath/core/result.hpp>
+
 #include <hotpath/probe/probe.hpp>
 
 #include <chrono>
@@ -30,9 +32,9 @@ result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view p
                                           std::chrono::nanoseconds timeout);
 
 // Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
-// waits for it, at most `timeout` (then it is killed). False with `why` (its last line of output, or how it ended)
-// when it fails, times out or the lab is interrupted.
-bool run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+// waits for it, at most `timeout` (then it is killed). A problem with its last line of output, or how it ended, when
+// it fails, times out or the lab is interrupted (errc::cancelled then).
+result<void, problem> run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout);
 
 // One running service. Its stdout and stderr go to a pipe that a thread of its own drains for as long as it runs
 // (a service that logs must never block on a full pipe), keeping the last lines for messages.
@@ -65,13 +67,14 @@ public:
     ~service_set();
 
     // Runs `hotpath serve <args...> --port 0`, reads the port from the line it prints on start, then waits until
-    // GET /debug/routes answers 200; all within `timeout`. nullptr with `why` on failure (the child is stopped).
-    const service* start(const std::vector<std::string>& args, std::chrono::milliseconds timeout, std::string& why);
+    // GET /debug/routes answers 200; all within `timeout`. A one-line problem on failure (the child is stopped).
+    result<const service*, problem> start(const std::vector<std::string>& args, std::chrono::milliseconds timeout);
     // Runs a program that is not hotpath (a .NET original): `argv` as given, the lab having chosen `port` and put
-    // it into the arguments; ready once GET `ready_path` answers anything at all (a 404 is an answer). nullptr
-    // with `why` on failure (the child is stopped).
-    const service* start_peer(const std::string& name, const std::vector<std::string>& argv, std::uint16_t port,
-                              const std::string& ready_path, std::chrono::milliseconds timeout, std::string& why);
+    // it into the arguments; ready once GET `ready_path` answers anything at all (a 404 is an answer). A one-line
+    // problem on failure (the child is stopped).
+    result<const service*, problem> start_peer(const std::string& name, const std::vector<std::string>& argv,
+                                               std::uint16_t port, const std::string& ready_path,
+                                               std::chrono::milliseconds timeout);
     // SIGTERM, then SIGKILL after `grace`; reaps it. Safe to call twice.
     void stop(const service* s, std::chrono::milliseconds grace = std::chrono::seconds{3});
     void stop_all();
@@ -79,11 +82,11 @@ public:
     std::vector<pid_t> pids() const;
 
 private:
-    // fork + exec of argv[0] with the lab's signals unblocked and its output on a pipe; nullptr with `why`.
-    service* spawn(const std::string& name, const std::vector<std::string>& argv, std::string& why);
+    // fork + exec of argv[0] with the lab's signals unblocked and its output on a pipe.
+    result<service*, problem> spawn(const std::string& name, const std::vector<std::string>& argv);
     // Waits until GET `path` answers (`any_status`, or 200) or the deadline; stops the child on failure.
-    const service* wait_ready(service& s, const std::string& path, bool any_status,
-                              std::chrono::steady_clock::time_point deadline, std::string& why);
+    result<const service*, problem> wait_ready(service& s, const std::string& path, bool any_status,
+                                               std::chrono::steady_clock::time_point deadline);
     std::list<service> running_; // a list: the pointers start() hands out stay valid
 };
 
