@@ -3,8 +3,8 @@
 // stream. Properties: no crash (ASan, UBSan), the connection closes by itself after the end (no hang), what it wrote
 // is HTTP responses one after another, at most one final response per request it could have read, and the loop
 // holds no connection afterwards.
-#include <hotpath/server/app.hpp>
 #include "support/memory_server.hpp"
+#include <hotpath/server/app.hpp>
 
 #include "fuzz_support.hpp"
 

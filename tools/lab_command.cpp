@@ -1,5 +1,5 @@
-// `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/hotpath/lab/); `lab diagnose URL`
-// reads any running hotpath service; `lab compare OLD NEW` sets two runs side by side.
+// `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/hotpath/lab/); `lab diagnose
+// URL` reads any running hotpath service; `lab compare OLD NEW` sets two runs side by side.
 #include "command.hpp"
 
 #include <hotpath/lab/cases.hpp>

@@ -4,11 +4,11 @@
 #include "apps/freight/index.hpp"
 #include "apps/freight/service.hpp"
 #include "apps/freight/table.hpp"
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/core/alloc_count.hpp>
 #include <hotpath/load/feed.hpp>
 #include <hotpath/load/scenario.hpp>
-#include "support/raw_client.hpp"
-#include "support/test_server.hpp"
 
 #include "support/result_assert.hpp"
 

@@ -1,15 +1,15 @@
 // The client's metrics after real calls over loopback: calls by downstream, route and outcome, durations, the
 // pools' connections, waiters and calls in flight, each loop's figures summed, and a page Prometheus accepts.
+#include "support/loop_runner.hpp"
+#include "support/promtool.hpp"
+#include "support/raw_peer.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/client/client.hpp>
 #include <hotpath/core/error.hpp>
 #include <hotpath/core/when_all.hpp>
 #include <hotpath/metrics/prometheus.hpp>
 #include <hotpath/metrics/source.hpp>
 #include <hotpath/net/sleep.hpp>
-#include "support/loop_runner.hpp"
-#include "support/promtool.hpp"
-#include "support/raw_peer.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

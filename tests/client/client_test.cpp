@@ -1,13 +1,13 @@
 // The pooled client against the project's own server and scripted raw peers, over loopback.
+#include "support/loop_runner.hpp"
+#include "support/raw_client.hpp"
+#include "support/raw_peer.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/client/client.hpp>
 #include <hotpath/client/json.hpp>
 #include <hotpath/core/error.hpp>
 #include <hotpath/core/when_all.hpp>
 #include <hotpath/net/sleep.hpp>
-#include "support/loop_runner.hpp"
-#include "support/raw_client.hpp"
-#include "support/raw_peer.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

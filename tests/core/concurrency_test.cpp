@@ -1,10 +1,10 @@
 // task<T>, when_all, async_semaphore and bounded_fan_out on a real event loop with real timers.
+#include "support/loop_runner.hpp"
 #include <hotpath/core/error.hpp>
 #include <hotpath/core/semaphore.hpp>
 #include <hotpath/core/when_all.hpp>
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/sleep.hpp>
-#include "support/loop_runner.hpp"
 
 #include <gtest/gtest.h>
 

@@ -12,8 +12,8 @@ using namespace std::chrono_literals;
 
 TEST(units_test, durations_as_typed) {
     const std::pair<const char*, std::chrono::nanoseconds> good[] = {
-        {"10s", 10s},   {"2m", 2min},     {"1h", 1h},    {"250ms", 250ms}, {"40us", 40us},
-        {"1.5s", 1500ms}, {"3", 3s},      {" 5s ", 5s},  {"0", 0s},        {"0.0000000001s", 0ns},
+        {"10s", 10s},     {"2m", 2min}, {"1h", 1h},   {"250ms", 250ms}, {"40us", 40us},
+        {"1.5s", 1500ms}, {"3", 3s},    {" 5s ", 5s}, {"0", 0s},        {"0.0000000001s", 0ns},
     };
     for (const auto& [text, expected] : good) {
         SCOPED_TRACE(text);

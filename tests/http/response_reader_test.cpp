@@ -52,9 +52,9 @@ std::string transcript(const stream_case& c, const std::vector<std::size_t>& pie
     response_reader reader(c.lim != nullptr ? *c.lim : default_limits);
     reader.expect(c.head_request, c.upgrade);
     std::string out;
-    std::string kept;    // received, not consumed
-    std::string body;    // the current response's body so far
-    std::size_t at = 0;  // of the input
+    std::string kept;   // received, not consumed
+    std::string body;   // the current response's body so far
+    std::size_t at = 0; // of the input
     guarded_buffer buffer(c.input.size() + 1);
     for (const std::size_t piece : pieces) {
         kept.append(c.input, at, piece);
@@ -120,8 +120,8 @@ const stream_case cases[] = {
     {"interim_then_close", "HTTP/1.1 100 Continue\r\n\r\n", "end truncated"},
     {"unsolicited_101", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\r\n",
      "error unsolicited_switch"},
-    {"upgrade_asked", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello",
-     "101 ; switched", false, true},
+    {"upgrade_asked", "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\n\r\n\x81\x05hello", "101 ; switched",
+     false, true},
     {"chunked_with_trailer",
      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\nX-T: 1\r\n\r\n",
      "200 hello world; end idle"},

@@ -18,8 +18,8 @@ struct good_case {
 
 TEST(url_test, accepts_absolute_http_and_https_urls) {
     const good_case cases[] = {
-        {"http://127.0.0.1:5176/weatherForecast", scheme::http, "127.0.0.1", 5176, "127.0.0.1:5176",
-         "/weatherForecast", "http://127.0.0.1:5176/weatherForecast"},
+        {"http://127.0.0.1:5176/weatherForecast", scheme::http, "127.0.0.1", 5176, "127.0.0.1:5176", "/weatherForecast",
+         "http://127.0.0.1:5176/weatherForecast"},
         {"http://example.com", scheme::http, "example.com", 80, "example.com", "/", "http://example.com/"},
         {"HTTP://Example.COM/A?b=C", scheme::http, "example.com", 80, "example.com", "/A?b=C",
          "http://example.com/A?b=C"},

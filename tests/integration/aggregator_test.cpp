@@ -1,10 +1,10 @@
 // Case 1 end to end in-process: the aggregator calling the weather service through the pooled client.
 #include "apps/apps.hpp"
-#include <hotpath/net/sleep.hpp>
 #include "support/promtool.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_peer.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/net/sleep.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

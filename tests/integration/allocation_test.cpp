@@ -1,14 +1,14 @@
 // Steady-state requests allocate nothing on the server's loop thread, and a handler that allocates is counted
 // exactly: read from the counting allocator (core/alloc_count.hpp, linked into this test).
+#include "support/loop_runner.hpp"
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/client/client.hpp>
 #include <hotpath/core/alloc_count.hpp>
 #include <hotpath/net/blocking_pool.hpp>
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/json.hpp>
 #include <hotpath/server/server.hpp>
-#include "support/loop_runner.hpp"
-#include "support/raw_client.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

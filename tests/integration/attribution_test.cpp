@@ -1,11 +1,11 @@
 // Where a request's time goes, seen from outside: the Server-Timing field and GET /debug/routes of real services on
 // loopback (case 1's aggregator and its weather service, and handlers that sleep, spin or get queued).
 #include "apps/apps.hpp"
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/core/alloc_count.hpp>
 #include <hotpath/http/server_timing.hpp>
 #include <hotpath/net/sleep.hpp>
-#include "support/raw_client.hpp"
-#include "support/test_server.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

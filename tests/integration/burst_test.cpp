@@ -1,7 +1,7 @@
 // A burst of thousands of connections at once: the loop's submission queue fills and is flushed to make room
 // (back-pressure), and every connection is answered.
-#include <hotpath/server/server.hpp>
 #include "support/test_server.hpp"
+#include <hotpath/server/server.hpp>
 
 #include <gtest/gtest.h>
 

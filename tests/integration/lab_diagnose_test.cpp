@@ -1,10 +1,10 @@
 // `hotpath lab diagnose URL` and `hotpath lab compare OLD NEW` as a user runs them: the real binary against
 // in-process services built for the test (routes named unlike the lab's), and against hand-written result files.
+#include "support/child_process.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/client/client.hpp>
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/app.hpp>
-#include "support/child_process.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

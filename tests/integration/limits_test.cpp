@@ -1,8 +1,8 @@
 // Every limit and timeout of the server, over real loopback sockets: the exact status, then the close.
-#include <hotpath/net/sleep.hpp>
-#include <hotpath/server/server.hpp>
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/server.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // A real Prometheus server (Debian's prometheus package) scrapes a running `hotpath serve platform` and answers
 // queries on its series: the exposition is read by the program it is written for, not only checked by promtool.
-#include <hotpath/client/client.hpp>
 #include "support/child_process.hpp"
 #include "support/loop_runner.hpp"
+#include <hotpath/client/client.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

@@ -1,11 +1,11 @@
 // The server over real loopback sockets: keep-alive, pipelining, bodies, routing, errors, shutdown.
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/core/error.hpp>
 #include <hotpath/net/address.hpp>
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/json.hpp>
 #include <hotpath/server/server.hpp>
-#include "support/raw_client.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // A child process for server_test: a program that starts a server and waits for SIGTERM without ever calling
 // server::block_stop_signals(), as one written without knowing of it would.
+#include "support/test_server.hpp"
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/server.hpp>
-#include "support/test_server.hpp"
 
 #include <charconv>
 #include <cstdio>

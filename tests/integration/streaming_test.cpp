@@ -1,10 +1,10 @@
 // Bodies streamed to and from handlers (app.streaming, request::read_body, response::write), over real sockets:
 // every byte arrives in order, the connection reads no further than the handler takes, a slow reader holds its
 // handler and never its loop, and every failure ends as a status, never a crash or a hang.
-#include <hotpath/net/sleep.hpp>
-#include <hotpath/server/server.hpp>
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/server.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

@@ -6,8 +6,8 @@
 #include <hotpath/load/options.hpp>
 #include <hotpath/load/scenario.hpp>
 
-#include <boost/json.hpp>
 #include "support/result_assert.hpp"
+#include <boost/json.hpp>
 
 #include <gtest/gtest.h>
 
@@ -75,7 +75,8 @@ TEST(cases_test, a_bad_name_is_refused_with_the_names) {
     o.which = "nope";
     const auto cases = plan_cases(o);
     ASSERT_FALSE(cases.has_value());
-    EXPECT_EQ(cases.error().message, "'nope' is not a lab case; try fanout, freight, platform, sync-io, redirect or all");
+    EXPECT_EQ(cases.error().message,
+              "'nope' is not a lab case; try fanout, freight, platform, sync-io, redirect or all");
 }
 
 TEST(cases_test, every_variant_plans_and_every_headline_names_variants) {

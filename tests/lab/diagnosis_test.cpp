@@ -255,6 +255,5 @@ TEST(diagnosis_test, stall_lines_name_the_route_that_held_its_loops) {
     EXPECT_TRUE(diagnose_stall_lines("").empty());
 }
 
-
 } // namespace
 } // namespace hotpath::lab

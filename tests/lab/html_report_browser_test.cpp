@@ -6,8 +6,8 @@
 
 #include "lab/lab_documents.hpp"
 
-#include <boost/json.hpp>
 #include "support/result_assert.hpp"
+#include <boost/json.hpp>
 
 #include <gtest/gtest.h>
 

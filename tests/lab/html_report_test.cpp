@@ -4,8 +4,8 @@
 
 #include "lab/lab_documents.hpp"
 
-#include <boost/json.hpp>
 #include "support/result_assert.hpp"
+#include <boost/json.hpp>
 
 #include <gtest/gtest.h>
 

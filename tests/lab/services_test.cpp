@@ -25,8 +25,8 @@ TEST(LabServices, APeerRunsOnThePortTheLabChoseAndIsStopped) {
     service_set set;
     const std::uint16_t port = free_loopback_port();
     ASSERT_NE(port, 0);
-    const auto started = set.start_peer(
-        "avatar-peer", {HOTPATH_BINARY, "serve", "avatar", std::to_string(port), "10"}, port, "/", 10s);
+    const auto started =
+        set.start_peer("avatar-peer", {HOTPATH_BINARY, "serve", "avatar", std::to_string(port), "10"}, port, "/", 10s);
     ASSERT_TRUE(test::ok(started));
     const service* s = *started;
     EXPECT_FALSE(s->hotpath);

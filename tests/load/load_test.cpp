@@ -1,9 +1,9 @@
 // The load engine against the project's own server on loopback: counts, rates, latency and the stall test.
+#include "support/test_server.hpp"
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/server.hpp>
-#include "support/test_server.hpp"
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

@@ -2,9 +2,9 @@
 #include <hotpath/load/merge.hpp>
 #include <hotpath/load/report.hpp>
 
+#include "support/result_assert.hpp"
 #include <boost/json.hpp>
 #include <fmt/core.h>
-#include "support/result_assert.hpp"
 
 #include <gtest/gtest.h>
 
@@ -45,8 +45,7 @@ plan make_plan(bool open_model) {
     } else {
         p.duration = std::chrono::seconds{12};
     }
-    p.thresholds = {*parse_threshold("p99<250ms"), *parse_threshold("errors<1%"),
-                    *parse_threshold("rps>10")};
+    p.thresholds = {*parse_threshold("p99<250ms"), *parse_threshold("errors<1%"), *parse_threshold("rps>10")};
     return p;
 }
 

@@ -305,7 +305,7 @@ TEST(scenario_test, csv_errors_name_the_line) {
         f.columns = {"untouched"};
         std::string why;
         why = test::failure_of(load_csv(text, f));
-    EXPECT_FALSE(why.empty());
+        EXPECT_FALSE(why.empty());
         EXPECT_NE(why.find(expected), std::string::npos) << "'" << text << "' gave: " << why;
         EXPECT_EQ(why.find('\n'), std::string::npos) << why;
         EXPECT_EQ(f.columns, std::vector<std::string>{"untouched"});
@@ -375,7 +375,8 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         {r, "url is required"},
         {"url = 8080\n" + r, "url must be a string, not an integer"},
         {"url = \"https://x/\"\n" + r, "url: https:// is not supported yet"},
-        {"url = \"127.0.0.1:8080\"\n" + r, "url: '127.0.0.1:8080' is not an absolute URL: it must start with http:// or https://"},
+        {"url = \"127.0.0.1:8080\"\n" + r,
+         "url: '127.0.0.1:8080' is not an absolute URL: it must start with http:// or https://"},
         {"url = \"http://x/?a=1\"\n" + r, "url: a query belongs in each request's path"},
         {"urls = \"http://x\"\n" + r, "unknown key 'urls' (did you mean 'url'?)"},
         {h + "[[requests]]\npath = \"/\"\n", "unknown key 'requests' (did you mean 'request'?)"},
@@ -477,7 +478,7 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         p.connections = 42;
         std::string why;
         why = test::failure_of(load_scenario(document, examples_dir(), p));
-    EXPECT_FALSE(why.empty());
+        EXPECT_FALSE(why.empty());
         EXPECT_NE(why.find(expected), std::string::npos) << document << "\ngave: " << why;
         EXPECT_EQ(why.rfind("line ", 0), 0u) << why;
         EXPECT_EQ(why.find('\n'), std::string::npos) << why;
@@ -494,8 +495,8 @@ TEST(scenario_test, reasons_give_the_line_of_the_mistake) {
     ASSERT_FALSE(why.empty());
     EXPECT_EQ(why, "line 5: load.rate must be a number > 0");
     why = test::failure_of(load_scenario(std::string(head) + "[[request]]\npath = \"/\"\n[[request]]\nname = \"b\"\n"
-                                                   "path = \"/b\"\nweight = 0\n",
-                               "", p));
+                                                             "path = \"/b\"\nweight = 0\n",
+                                         "", p));
     ASSERT_FALSE(why.empty());
     EXPECT_EQ(why, "line 7: request 'b': weight must be a number > 0");
 }
@@ -506,8 +507,8 @@ TEST(scenario_test, a_bad_csv_is_reported_with_its_own_line) {
     std::ofstream(dir / "bad.csv") << "cep,city\n01310100,São Paulo\n99999999\n";
     plan p;
     std::string why;
-    why = test::failure_of(load_scenario(std::string(head) + "[feed]\ncsv = \"bad.csv\"\n[[request]]\npath = \"/{{cep}}\"\n",
-                               dir.string(), p));
+    why = test::failure_of(load_scenario(
+        std::string(head) + "[feed]\ncsv = \"bad.csv\"\n[[request]]\npath = \"/{{cep}}\"\n", dir.string(), p));
     EXPECT_FALSE(why.empty());
     EXPECT_EQ(why, "line 3: feed.csv bad.csv, line 3: this row has 1 field, the header 2 fields");
     std::ofstream(dir / "s.toml") << head << "[feed]\ncsv = \"" << (dir / "bad.csv").string()
@@ -571,7 +572,7 @@ name = "plain"
 path = "/"
 weight = 1e-3
 )",
-                              examples_dir(), p)));
+                                       examples_dir(), p)));
     EXPECT_EQ(p.scenario[0].path_and_query, "/api/v2/x/{{ cep }}?q=1&r=%20");
     EXPECT_EQ(p.warmup, std::chrono::nanoseconds{1'000'000'001});
     const std::string text = to_toml(p);

@@ -1,13 +1,13 @@
 // The blocking pool: at most `threads` calls at once, a bounded queue that refuses at once, resumption on the
 // awaiting loop's thread, cancellation of queued calls, results dropped for coroutines that went away, and many
 // loops calling at once (run under ThreadSanitizer too).
+#include "support/promtool.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/core/attribution.hpp>
 #include <hotpath/metrics/prometheus.hpp>
 #include <hotpath/metrics/source.hpp>
 #include <hotpath/net/blocking_pool.hpp>
 #include <hotpath/net/loop.hpp>
-#include "support/promtool.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

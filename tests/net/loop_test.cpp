@@ -1,13 +1,13 @@
 // The event loop owns its timers, its cross-thread queue and its connects, and wakes for every kind of work while
 // it sleeps. Each wake-up case is checked against the loop's 1 s tick, which would otherwise be the next thing to
 // wake it: a missed wake-up shows as a delay near a second.
+#include "support/test_server.hpp"
 #include <hotpath/net/blocking.hpp>
 #include <hotpath/net/connect.hpp>
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/timer.hpp>
 #include <hotpath/net/transport.hpp>
 #include <hotpath/net/watchdog.hpp>
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
 // The access log: a line per request in JSON lines or the Common Log Format, in time order across loops, written
 // off the loops; a writer that cannot keep up costs lines (counted), never a loop's time.
-#include <hotpath/server/access_log.hpp>
-#include <hotpath/server/server.hpp>
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/server/access_log.hpp>
+#include <hotpath/server/server.hpp>
 
 #include <boost/json.hpp>
 #include <gtest/gtest.h>

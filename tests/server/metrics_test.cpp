@@ -1,11 +1,11 @@
 // app.metrics(): per-route counts and durations recorded by every loop and summed at the scrape, the connection
 // and process figures, and an exposition Prometheus's own checker accepts.
-#include <hotpath/core/build_info.hpp>
-#include <hotpath/net/sleep.hpp>
-#include <hotpath/server/server.hpp>
 #include "support/promtool.hpp"
 #include "support/raw_client.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/core/build_info.hpp>
+#include <hotpath/net/sleep.hpp>
+#include <hotpath/server/server.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,11 +1,11 @@
 // Request states lent by the loop's pool: requests across borrow and return, and idle connections holding none.
+#include "support/raw_client.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/json.hpp>
 #include <hotpath/server/request_state.hpp>
 #include <hotpath/server/server.hpp>
-#include "support/raw_client.hpp"
-#include "support/test_server.hpp"
 
 #include <gtest/gtest.h>
 

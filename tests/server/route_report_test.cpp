@@ -1,8 +1,8 @@
 // The route report: what to_json() writes reads back equal, what a real server answers reads as its routes did,
 // and what is not a report is refused in one line.
+#include "support/memory_server.hpp"
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/route_report.hpp>
-#include "support/memory_server.hpp"
 
 #include <gtest/gtest.h>
 

@@ -2,9 +2,9 @@
 // split at every byte; pipelining, bodies read as they arrive, a reader that stops reading, and drain, with no
 // socket and no kernel in the way.
 #include "http/request_cases.hpp"
+#include "support/memory_server.hpp"
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/app.hpp>
-#include "support/memory_server.hpp"
 
 #include <gtest/gtest.h>
 
@@ -129,7 +129,8 @@ TEST(server_connection, pipelined_requests_are_answered_in_order_in_one_write) {
     ASSERT_TRUE(server.run(
         [&] {
             peer = &server.connect();
-            peer->send("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: a\r\n\r\n");
+            peer->send("GET /1 HTTP/1.1\r\nHost: a\r\n\r\nGET /2 HTTP/1.1\r\nHost: a\r\n\r\nGET /3 HTTP/1.1\r\nHost: "
+                       "a\r\n\r\n");
         },
         [&] {
             ++changes;
@@ -209,8 +210,8 @@ TEST(server_connection, a_reader_that_stops_reading_holds_its_response_not_the_l
         },
         [&] { return statuses(other->received()) == "200" && slow->received().size() == 64 * 1024; }));
     EXPECT_LT(slow->received().size(), big.size());
-    ASSERT_TRUE(server.run([&] { slow->set_window(big.size() * 2); },
-                           [&] { return slow->received().size() > big.size(); }));
+    ASSERT_TRUE(
+        server.run([&] { slow->set_window(big.size() * 2); }, [&] { return slow->received().size() > big.size(); }));
     EXPECT_EQ(statuses(slow->received()), "200");
 }
 
@@ -230,8 +231,8 @@ TEST(server_connection, drain_closes_idle_connections_now_and_busy_ones_after_th
             busy->send("GET /wait HTTP/1.1\r\nHost: a\r\n\r\n");
         },
         [&] { return server.loop_worker().handlers_running == 1; }));
-    ASSERT_TRUE(server.run([&] { server.loop_worker().begin_drain(); },
-                           [&] { return idle->closed() && busy->closed(); }));
+    ASSERT_TRUE(
+        server.run([&] { server.loop_worker().begin_drain(); }, [&] { return idle->closed() && busy->closed(); }));
     EXPECT_EQ(idle->received(), "");
     EXPECT_EQ(statuses(busy->received()), "200");
     EXPECT_NE(busy->received().find("Connection: close"), std::string::npos);

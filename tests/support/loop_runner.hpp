@@ -1,10 +1,10 @@
 // Runs a coroutine on a fresh event loop in the calling thread, for tests of code that must run on a loop.
 #pragma once
 
+#include "support/test_server.hpp"
 #include <hotpath/core/task.hpp>
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/timer.hpp>
-#include "support/test_server.hpp"
 
 #include <chrono>
 #include <optional>

@@ -3,11 +3,11 @@
 // (server/worker.hpp), as only tests may.
 #pragma once
 
+#include "support/memory_transport.hpp"
+#include "support/test_server.hpp"
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/server.hpp>
 #include <hotpath/server/worker.hpp>
-#include "support/memory_transport.hpp"
-#include "support/test_server.hpp"
 
 #include <atomic>
 #include <chrono>
@@ -19,8 +19,7 @@ namespace hotpath::test {
 
 class memory_server {
 public:
-    explicit memory_server(const app& routes, server_options options = {})
-        : options_(std::move(options)) {
+    explicit memory_server(const app& routes, server_options options = {}) : options_(std::move(options)) {
         workers_.push_back(std::make_unique<worker>(0, routes, options_, open_));
         worker_ = workers_.front().get();
         if (test_io() == io_backend::epoll) {
@@ -89,7 +88,7 @@ private:
     std::vector<std::uint64_t> bounds_;
     memory_transports transports_;
     std::vector<std::unique_ptr<worker>> workers_; // one: the loop's (worker::all names them all)
-    worker* worker_ = nullptr; // workers_'s one
+    worker* worker_ = nullptr;                     // workers_'s one
     std::function<bool()> done_;
     bool met_ = false;
 };

@@ -4,12 +4,12 @@
 
 #include <hotpath/client/client_connection.hpp>
 #include <hotpath/client/pool.hpp>
-#include <hotpath/http/url.hpp>
 #include <hotpath/core/attribution.hpp>
 #include <hotpath/core/error.hpp>
 #include <hotpath/http/char_class.hpp>
 #include <hotpath/http/request_head.hpp>
 #include <hotpath/http/response.hpp>
+#include <hotpath/http/url.hpp>
 
 #include <algorithm>
 #include <iterator>
@@ -116,7 +116,7 @@ task<result<client_response>> client::send(client_request request, call_options 
     const request_parts parts{
         request.method, target->target,
         authority,      &request.headers,
-        request.body,       request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
+        request.body,   request.method == "POST" || request.method == "PUT" || request.method == "PATCH"};
     const auto fail = [&meter](std::error_code e) {
         meter.failed(e);
         return e;

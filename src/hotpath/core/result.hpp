@@ -45,11 +45,12 @@ public:
     using value_type = T;
     using error_type = E;
 
-    result(T value) noexcept(std::is_nothrow_move_constructible_v<T>) : state_(std::in_place_index<0>, std::move(value)) {}
-    result(E error) noexcept(std::is_nothrow_move_constructible_v<E>) : state_(std::in_place_index<1>, std::move(error)) {}
+    result(T value) noexcept(std::is_nothrow_move_constructible_v<T>)
+        : state_(std::in_place_index<0>, std::move(value)) {}
+    result(E error) noexcept(std::is_nothrow_move_constructible_v<E>)
+        : state_(std::in_place_index<1>, std::move(error)) {}
     // An exact match for an errc argument, so it wins over result(T) for any T an errc converts to.
-    result(errc error) noexcept
-        requires std::is_same_v<E, std::error_code>
+    result(errc error) noexcept requires std::is_same_v<E, std::error_code>
         : state_(std::in_place_index<1>, make_error_code(error)) {}
 
     bool has_value() const noexcept { return state_.index() == 0; }
@@ -108,9 +109,8 @@ public:
     // A std::error_code that holds no error (value 0) is success, as it always was; a problem is always a failure.
     result(E error) noexcept(std::is_nothrow_move_constructible_v<E>)
         : error_(std::move(error)), failed_(failure(error_)) {}
-    result(errc error) noexcept
-        requires std::is_same_v<E, std::error_code>
-        : error_(make_error_code(error)), failed_(true) {}
+    result(errc error) noexcept requires std::is_same_v<E, std::error_code> : error_(make_error_code(error)),
+                                                                              failed_(true) {}
 
     bool has_value() const noexcept { return !failed_; }
     explicit operator bool() const noexcept { return has_value(); }

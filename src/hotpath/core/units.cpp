@@ -126,18 +126,18 @@ std::optional<std::uint64_t> parse_size(std::string_view text) {
         double scale;
     };
     static constexpr std::array<unit, 13> units{{{"", 1},
-                                                  {"b", 1},
-                                                  {"k", 1024.0},
-                                                  {"kib", 1024.0},
-                                                  {"m", 1024.0 * 1024},
-                                                  {"mib", 1024.0 * 1024},
-                                                  {"g", 1024.0 * 1024 * 1024},
-                                                  {"gib", 1024.0 * 1024 * 1024},
-                                                  {"kb", 1e3},
-                                                  {"mb", 1e6},
-                                                  {"gb", 1e9},
-                                                  {"t", 1024.0 * 1024 * 1024 * 1024},
-                                                  {"tb", 1e12}}};
+                                                 {"b", 1},
+                                                 {"k", 1024.0},
+                                                 {"kib", 1024.0},
+                                                 {"m", 1024.0 * 1024},
+                                                 {"mib", 1024.0 * 1024},
+                                                 {"g", 1024.0 * 1024 * 1024},
+                                                 {"gib", 1024.0 * 1024 * 1024},
+                                                 {"kb", 1e3},
+                                                 {"mb", 1e6},
+                                                 {"gb", 1e9},
+                                                 {"t", 1024.0 * 1024 * 1024 * 1024},
+                                                 {"tb", 1e12}}};
     bool known = false;
     for (const unit& u : units) {
         if (iequal(text, u.name)) {

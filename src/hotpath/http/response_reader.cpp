@@ -55,7 +55,7 @@ read_step response_reader::read(char* input, std::size_t size) noexcept {
         }
         if (r.status == parse_status::error) {
             return fail(r.error == status::request_header_fields_too_large ? response_error::head_too_large
-                                                                            : response_error::malformed_head,
+                                                                           : response_error::malformed_head,
                         used);
         }
         used += r.consumed;

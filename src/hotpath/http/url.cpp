@@ -122,9 +122,8 @@ result<url, problem> parse_url(std::string_view text) {
         out.port = static_cast<std::uint16_t>(value);
     }
     out.host.resize(host.size());
-    std::transform(host.begin(), host.end(), out.host.begin(), [](char c) {
-        return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
-    });
+    std::transform(host.begin(), host.end(), out.host.begin(),
+                   [](char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; });
     out.target.clear();
     if (rest.empty() || rest.front() == '?') {
         out.target = "/";

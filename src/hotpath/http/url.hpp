@@ -14,8 +14,8 @@ enum class scheme : std::uint8_t { http, https };
 
 struct url {
     http::scheme scheme = scheme::http;
-    std::string host;        // a reg-name (lower-cased), an IPv4 literal, or an IPv6 literal without its brackets
-    std::uint16_t port = 80; // as written, else the scheme's default (80, 443)
+    std::string host;         // a reg-name (lower-cased), an IPv4 literal, or an IPv6 literal without its brackets
+    std::uint16_t port = 80;  // as written, else the scheme's default (80, 443)
     std::string target = "/"; // origin-form (RFC 9112 §3.2.1): the path ("/" when empty) and "?query"
 
     bool tls() const noexcept { return scheme == scheme::https; }

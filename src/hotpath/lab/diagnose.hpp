@@ -1,6 +1,6 @@
 // `hotpath lab diagnose URL`: the lab's diagnosis pointed at any running hotpath service on 127.0.0.1, either
-// loaded by the lab itself (src/hotpath/load) or watched under someone else's load, its GET /debug/routes read before and
-// after.
+// loaded by the lab itself (src/hotpath/load) or watched under someone else's load, its GET /debug/routes read before
+// and after.
 #pragma once
 
 #include <hotpath/load/options.hpp>

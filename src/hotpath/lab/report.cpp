@@ -212,8 +212,7 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
             });
     }
     row("mean", [](const variant_outcome& v) {
-        return v.results.latency.count() == 0 ? std::string("-")
-                                              : format_duration_ns(v.results.latency.mean_ns());
+        return v.results.latency.count() == 0 ? std::string("-") : format_duration_ns(v.results.latency.mean_ns());
     });
     row("req/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", rps(v)); });
     row("ok/s", [](const variant_outcome& v) { return fmt::format("{:.1f}", success_rps(v)); });

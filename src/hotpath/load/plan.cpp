@@ -24,7 +24,8 @@ result<std::vector<stage>, problem> parse_stages(std::string_view text) {
         const auto colon = item.rfind(':');
         const auto eq = item.find('=');
         if (colon == std::string_view::npos || eq == std::string_view::npos || eq > colon) {
-            return bad("a stage is KIND=LEVEL:DURATION, e.g. rate=10/s:30s or vus=0..50:1m; got '" + std::string(item) + "'");
+            return bad("a stage is KIND=LEVEL:DURATION, e.g. rate=10/s:30s or vus=0..50:1m; got '" + std::string(item) +
+                       "'");
         }
         stage s;
         const std::string_view kind = http::char_class::trim_ows(item.substr(0, eq));

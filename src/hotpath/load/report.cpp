@@ -218,8 +218,7 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
                        format_duration_ns(static_cast<double>(q.latency.value_at_percentile(99))));
         }
     }
-    fmt::print(out, "  Transfer     {} received, {} sent\n", format_size(r.bytes_received),
-               format_size(r.bytes_sent));
+    fmt::print(out, "  Transfer     {} received, {} sent\n", format_size(r.bytes_received), format_size(r.bytes_sent));
     if (r.connect_failures == 0) {
         fmt::print(out, "  Connections  {} opened\n", r.connections_opened);
     } else {

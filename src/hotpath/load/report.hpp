@@ -38,5 +38,4 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
 // give the same bytes. Read back with from_json() and merged with merge_files() (load/merge.hpp).
 std::string to_json(const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes);
 
-
 } // namespace hotpath::load

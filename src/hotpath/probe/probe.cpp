@@ -201,9 +201,9 @@ void take_head(const http::response_head& head, sample& s) {
         }
     }
     for (const auto& m : metrics) {
-        s.server_timing.push_back(
-            {std::string(m.name), m.duration ? std::optional<double>(m.duration->count()) : std::nullopt,
-             m.description()});
+        s.server_timing.push_back({std::string(m.name),
+                                   m.duration ? std::optional<double>(m.duration->count()) : std::nullopt,
+                                   m.description()});
     }
 }
 

@@ -33,8 +33,8 @@ struct plan {
     std::string request; // the request's bytes: head and body
     std::uint64_t requests = 1;
     bool keep_alive = false;
-    bool idempotent = true; // the method is (RFC 9110 §9.2.2) or an Idempotency-Key field says so
-    bool upgrade = false;   // an Upgrade field asks to switch protocols: a 101 is then the final answer
+    bool idempotent = true;          // the method is (RFC 9110 §9.2.2) or an Idempotency-Key field says so
+    bool upgrade = false;            // an Upgrade field asks to switch protocols: a 101 is then the final answer
     std::size_t keep_body_bytes = 0; // the first bytes of each body kept in sample::body
     // Per request, from its start to its response's last byte, every phase included (resolution and connect too).
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};

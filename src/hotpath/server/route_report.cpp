@@ -10,9 +10,9 @@
 #include <hotpath/server/worker.hpp>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
-#include <array>
 #include <string_view>
 #include <vector>
 
@@ -182,7 +182,10 @@ std::string to_json(const route_report& report) {
             }
         }
         o["status"] = std::move(status);
-        o["latency_ms"] = {{"mean", figure(r.mean_ms)}, {"p50", figure(r.p50_ms)}, {"p95", figure(r.p95_ms)}, {"p99", figure(r.p99_ms)}};
+        o["latency_ms"] = {{"mean", figure(r.mean_ms)},
+                           {"p50", figure(r.p50_ms)},
+                           {"p95", figure(r.p95_ms)},
+                           {"p99", figure(r.p99_ms)}};
         o["mean_ms"] = {{"queue", figure(r.queue_mean_ms)},
                         {"app", figure(r.app_mean_ms)},
                         {"downstream", figure(r.downstream_mean_ms)},
@@ -198,8 +201,8 @@ std::string to_json(const route_report& report) {
                            {"max_concurrency", r.max_concurrency}};
         o["allocations_per_request"] = optional_value(r.allocations_per_request);
         o["allocated_bytes_per_request"] = optional_value(r.allocated_bytes_per_request);
-        o["stalls"] = {{"count", r.stalls}, {"held_ms", figure(r.stall_held_ms)},
-                       {"longest_ms", figure(r.stall_longest_ms)}};
+        o["stalls"] = {
+            {"count", r.stalls}, {"held_ms", figure(r.stall_held_ms)}, {"longest_ms", figure(r.stall_longest_ms)}};
         routes.push_back(std::move(o));
     }
     boost::json::object doc;

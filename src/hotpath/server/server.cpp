@@ -147,7 +147,6 @@ struct server::impl {
         }
         write_stall_line(format_stall_line(e));
     }
-
 };
 
 server::server(const app& routes, server_options options) : impl_(std::make_unique<impl>(routes, std::move(options))) {}

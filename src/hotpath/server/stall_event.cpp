@@ -57,8 +57,7 @@ std::string format_stall_line(const stall_event& e) {
 std::optional<stall_event> parse_stall_line(std::string_view line) {
     stall_event e;
     long long ms = 0;
-    if (!take(line, prefix) || !take_number(line, e.loop) || !take(line, stalled) || !take_number(line, ms) ||
-        ms < 0) {
+    if (!take(line, prefix) || !take_number(line, e.loop) || !take(line, stalled) || !take_number(line, ms) || ms < 0) {
         return std::nullopt;
     }
     e.length = std::chrono::milliseconds{ms};
