@@ -111,5 +111,53 @@ TEST(result_death_test, value_on_an_error_aborts_with_the_message) {
         "called on an error: connection closed");
 }
 
+TEST(result_test, a_problem_carries_its_code_and_its_message) {
+    const result<int, problem> bad = problem{errc::invalid_url, "bad port in the URL: '80a'"};
+    ASSERT_FALSE(bad.has_value());
+    EXPECT_EQ(bad.error().code, errc::invalid_url);
+    EXPECT_EQ(bad.error().message, "bad port in the URL: '80a'");
+    const result<int, problem> good = 7;
+    ASSERT_TRUE(good.has_value());
+    EXPECT_EQ(*good, 7);
+    // A bare code gets the code's own message.
+    const result<void, problem> closed = problem{make_error_code(errc::closed)};
+    ASSERT_FALSE(closed.has_value());
+    EXPECT_EQ(closed.error().message, "connection closed");
+    // An error code of 0 is still success for result<void>; a problem is always a failure.
+    EXPECT_TRUE(result<void>(std::error_code{}).has_value());
+    EXPECT_FALSE((result<void, problem>(problem{})).has_value());
+    std::string moved_out = result<int, problem>(problem{errc::timeout, "slow"}).error().message;
+    EXPECT_EQ(moved_out, "slow");
+}
+
+TEST(result_test, with_reason_turns_a_step_with_its_reason_beside_into_one_result) {
+    const auto even = [](int n) {
+        return with_reason<std::string>([n](std::string& out, std::string& why) {
+            if (n % 2 != 0) {
+                why = std::to_string(n) + " is odd";
+                return false;
+            }
+            out = std::to_string(n / 2);
+            return true;
+        });
+    };
+    ASSERT_TRUE(even(8).has_value());
+    EXPECT_EQ(*even(8), "4");
+    ASSERT_FALSE(even(7).has_value());
+    EXPECT_EQ(even(7).error().code, errc::invalid_value);
+    EXPECT_EQ(even(7).error().message, "7 is odd");
+}
+
+TEST(result_death_test, value_on_a_problem_aborts_with_its_message) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    using told = result<int, problem>; // no comma inside the macro's argument
+    EXPECT_DEATH(
+        {
+            const told r = problem(errc::invalid_url, "the URL has no host");
+            (void)r.value();
+        },
+        "^hotpath: result::value\\(\\) called on an error: the URL has no host \\(hotpath:[0-9]+\\)\n$");
+}
+
 } // namespace
 } // namespace hotpath

@@ -280,12 +280,7 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
 } // namespace
 
 result<plan, problem> make_plan(const load_options& o) {
-    plan p;
-    std::string why;
-    if (!build_plan(o, p, why)) {
-        return problem{errc::invalid_value, std::move(why)};
-    }
-    return p;
+    return with_reason<plan>([&o](plan& p, std::string& why) { return build_plan(o, p, why); });
 }
 
 } // namespace hotpath::load

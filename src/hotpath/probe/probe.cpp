@@ -433,12 +433,7 @@ bool build_plan(const probe_options& o, plan& out, std::string& why) {
 } // namespace
 
 result<plan, problem> make_plan(const probe_options& o) {
-    plan p;
-    std::string why;
-    if (!build_plan(o, p, why)) {
-        return problem{errc::invalid_value, std::move(why)};
-    }
-    return p;
+    return with_reason<plan>([&o](plan& p, std::string& why) { return build_plan(o, p, why); });
 }
 
 std::vector<sample> run(const plan& p) {
