@@ -663,6 +663,28 @@ TEST(response_parser, limits_at_their_maximum_do_not_overflow) {
     EXPECT_TRUE(same(parser.parse("HTTP/1.1 200 OK\r\n\r\n", head, false), complete(19)));
 }
 
+// Found by the fuzzer: a field over the count (431 when its line ends), then, in bytes that arrive later, a bare LF
+// (400 at once). Lines are checked only when a call ends without the head; a call that refused a line must start
+// the next one from that line again, so that growing input keeps answering 431, as the whole input does.
+TEST(response_parser, a_line_refused_before_a_later_bad_lf_answers_the_same_as_it_grows) {
+    const limits four_fields{.max_request_line_bytes = 32, .max_header_bytes = 64, .max_header_count = 4};
+    const std::string input = "HTTP/1.1 200 OK\r\nA: 1\r\nB: 2\r\nC:2\r\nC: 3\r\nD: 5\r\nE: 5\rTT 3\r\n 5\r\b\r:\n"
+                              "E 5\r\n\r\n";
+    response_head head;
+    response_parser whole(four_fields);
+    const parse_result expected = whole.parse(input, head, false);
+    ASSERT_EQ(expected.status, parse_status::error);
+    EXPECT_EQ(expected.error, status::request_header_fields_too_large);
+    guarded_buffer buffer(input.size() + 1);
+    response_parser growing(four_fields);
+    for (std::size_t k = 1; k <= input.size(); ++k) {
+        const parse_result step = growing.parse(buffer.place(std::string_view(input).substr(0, k)), head, false);
+        if (step.status != parse_status::incomplete) {
+            ASSERT_TRUE(same(step, expected)) << "growing to " << k << " bytes: " << describe(step);
+        }
+    }
+}
+
 TEST(response_parser, reset_starts_the_next_response) {
     const std::string_view stream = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
     response_head head;

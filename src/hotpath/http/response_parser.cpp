@@ -270,6 +270,8 @@ parse_result response_parser::parse(std::string_view input, response_head& out, 
             const auto* lf = static_cast<const char*>(std::memchr(p + line_start_, '\n', complete_end - line_start_));
             const auto end = static_cast<std::size_t>(lf - p) + 1;
             if (const status s = check_line(p, line_start_, end, lines_, max_count); s != status::none) {
+                // A repeated call scans again from this line: the lines found after it were never checked.
+                scanned_ = line_start_;
                 return s;
             }
             ++lines_;
