@@ -685,6 +685,27 @@ TEST(response_parser, a_line_refused_before_a_later_bad_lf_answers_the_same_as_i
     }
 }
 
+// Two Content-Length values that differ (400 at the second) before a field over the count (431 at its line): every
+// prefix that holds the second one answers 400, as the whole head does, not 431 from the later line.
+TEST(response_parser, differing_lengths_answer_400_before_a_later_field_over_the_count) {
+    const limits four_fields{.max_request_line_bytes = 32, .max_header_bytes = 64, .max_header_count = 4};
+    const std::string input =
+        "HTTP/1.1 200 OK\r\nContent-Length: 1\r\nContent-Length: 2\r\na: b\r\nc: d\r\ne: f\r\n\r\n";
+    response_head head;
+    response_parser whole(four_fields);
+    const parse_result expected = whole.parse(input, head, false);
+    ASSERT_EQ(expected.status, parse_status::error);
+    EXPECT_EQ(expected.error, status::bad_request);
+    guarded_buffer buffer(input.size() + 1);
+    response_parser growing(four_fields);
+    for (std::size_t k = 1; k <= input.size(); ++k) {
+        const parse_result step = growing.parse(buffer.place(std::string_view(input).substr(0, k)), head, false);
+        if (step.status != parse_status::incomplete) {
+            ASSERT_TRUE(same(step, expected)) << "growing to " << k << " bytes: " << describe(step);
+        }
+    }
+}
+
 TEST(response_parser, reset_starts_the_next_response) {
     const std::string_view stream = "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nhi";
     response_head head;

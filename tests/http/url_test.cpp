@@ -82,6 +82,8 @@ TEST(url_test, refuses_what_cannot_be_sent_and_says_why) {
         {"http://[]/", "bad IPv6 address"},
         {"http://[::1]x/", "bad IPv6 address"},
         {"http://[::g]/", "bad IPv6 address"},
+        {"http://[1]/", "bad IPv6 address"},
+        {"http://[1.2.3.4]/", "bad IPv6 address"},
         {"http://::1:8080/", "goes in brackets"},
         {"http://h\xc3\xa9/", "non-ASCII"},
         {"http://a,b/", "bad host in the URL: 'a,b'"},

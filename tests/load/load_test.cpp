@@ -395,6 +395,33 @@ TEST_F(load_test, feed_values_are_json_escaped_in_json_bodies) {
     EXPECT_EQ(seen["x"], 10);
 }
 
+// A scenario mixing HEAD and GET on one pipelined connection: a HEAD answer carries Content-Length and no body, and
+// the reader takes each response as its own request asks (the plan's method was the only one looked at: a HEAD in
+// a scenario waited for a body that never came, and timed out).
+TEST_F(load_test, head_and_get_in_one_scenario_read_each_answer_as_its_request_asks) {
+    auto p = make_plan(srv_.port(), "/");
+    p.requests = 60;
+    p.duration = 1h;
+    p.connections = 1;
+    p.pipeline = 4;
+    p.timeout = 5s;
+    load::request_spec head;
+    head.name = "head";
+    head.method = "HEAD";
+    head.path_and_query = "/item/1";
+    load::request_spec get = head;
+    get.name = "get";
+    get.method = "GET";
+    p.scenario = {head, get};
+    const auto r = run(p);
+    EXPECT_EQ(r.statuses[200], 60u);
+    EXPECT_EQ(r.errors[static_cast<std::size_t>(load::error_class::timeout)], 0u);
+    EXPECT_EQ(r.errors[static_cast<std::size_t>(load::error_class::malformed)], 0u);
+    EXPECT_EQ(r.per_request[0].responses + r.per_request[1].responses, 60u);
+    EXPECT_GT(r.per_request[0].responses, 0u);
+    EXPECT_GT(r.per_request[1].responses, 0u);
+}
+
 // Progress shows only what is true: "warming up" during the warm-up, no p95 before a whole second is measured
 // (it showed "0 req/s p95 0ns"), and a req/s that counts the warm-up's responses.
 TEST_F(load_test, progress_shows_only_what_is_measured) {

@@ -16,6 +16,7 @@ TEST(stall_event, every_shape_reads_back_as_written) {
         {2, 9ms, true, "", "", "", ""},
         {0, 2001ms, false, "ANY", "/a b/{c}", "/usr/bin/hotpath", "0x4011a2 0x4011f0"},
         {12, 0ms, false, "POST", "/x: y", "", ""},
+        {1, 30ms, false, "GET", "/x", "/usr/bin/hotpath", ""}, // a sampler that found no frame
     };
     for (const stall_event& e : events) {
         const std::string line = format_stall_line(e);

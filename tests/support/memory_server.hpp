@@ -13,6 +13,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <vector>
 
 namespace hotpath::test {
@@ -37,9 +38,13 @@ public:
     memory_server(const memory_server&) = delete;
     memory_server& operator=(const memory_server&) = delete;
 
-    // Admits a new connection (call on the loop, from a step); its peer, valid while this server lives.
+    // Admits a new connection (call on the loop, from a step); its peer, valid while this server lives. The worker
+    // must take it (not draining, under its connection limits): a test that expects a refusal calls accept() itself.
     memory_peer& connect() {
-        (void)worker_->accept(-1);
+        const std::size_t before = transports_.peers().size();
+        if (worker_->accept(-1) == nullptr || transports_.peers().size() != before + 1) {
+            throw std::logic_error("memory_server::connect: the worker turned the connection away");
+        }
         memory_peer& p = transports_.peers().back();
         p.on_change([this] { check(); });
         return p;

@@ -110,7 +110,14 @@ namespace {
 class memory_transport final : public net::transport {
 public:
     explicit memory_transport(std::shared_ptr<memory_pipe> pipe) : pipe_(std::move(pipe)) {}
-    ~memory_transport() override { pipe_->owner = nullptr; }
+    // Destroyed without close() (a server's forced stop): nothing may refer to the owner's bytes or the owner after.
+    ~memory_transport() override {
+        pipe_->owner = nullptr;
+        pipe_->closed = true;
+        pipe_->shut = true;
+        pipe_->write_pending = false;
+        pipe_->writing = {};
+    }
 
     void start_reading() override {
         if (!pipe_->closed) {

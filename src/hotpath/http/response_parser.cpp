@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 namespace hotpath::http {
 namespace {
@@ -208,9 +209,10 @@ status parse_head(const char* p, std::size_t head_end, std::size_t max_count, bo
 }
 
 // Checks the complete line p[start, end) (end just past its LF, after a CR) that is line number `index` of the
-// head (0: the status line): the same rules parse_head() applies, and a Content-Length that cannot be one.
-status check_line(const char* p, std::size_t start, std::size_t end, std::size_t index,
-                  std::size_t max_count) noexcept {
+// head (0: the status line): the same rules parse_head() applies, in its order: the field count, the syntax, a
+// Content-Length that cannot be one or that differs from an earlier one (`length` holds the first seen, if any).
+status check_line(const char* p, std::size_t start, std::size_t end, std::size_t index, std::size_t max_count,
+                  std::optional<std::uint64_t>& length) noexcept {
     if (index == 0) {
         status_line line;
         return parse_status_line(p, end, line) ? status::none : status::bad_request;
@@ -223,9 +225,12 @@ status check_line(const char* p, std::size_t start, std::size_t end, std::size_t
     if (!scan_field_line(p, i, f)) {
         return status::bad_request;
     }
-    std::uint64_t length = 0;
-    if (f.name.size() == 14 && iequals(f.name, "content-length") && !parse_content_length(f.value, length)) {
-        return status::bad_request;
+    if (f.name.size() == 14 && iequals(f.name, "content-length")) {
+        std::uint64_t value = 0;
+        if (!parse_content_length(f.value, value) || (length && *length != value)) {
+            return status::bad_request;
+        }
+        length = value;
     }
     return status::none;
 }
@@ -269,7 +274,7 @@ parse_result response_parser::parse(std::string_view input, response_head& out, 
         while (line_start_ < complete_end) {
             const auto* lf = static_cast<const char*>(std::memchr(p + line_start_, '\n', complete_end - line_start_));
             const auto end = static_cast<std::size_t>(lf - p) + 1;
-            if (const status s = check_line(p, line_start_, end, lines_, max_count); s != status::none) {
+            if (const status s = check_line(p, line_start_, end, lines_, max_count, length_); s != status::none) {
                 // A repeated call scans again from this line: the lines found after it were never checked.
                 scanned_ = line_start_;
                 return s;

@@ -61,6 +61,9 @@ public:
     // says (RFC 9110 §9.3.2); `upgrade`, the request asked to switch protocols (an Upgrade field), so a 101 is its
     // final response and what follows it is no longer HTTP/1.1. Also forgets any response in progress.
     void expect(bool head_request, bool upgrade = false) noexcept;
+    // Whether the response to be read next answers a HEAD request, for a connection whose requests differ (a load
+    // scenario's): call before its head is complete. Keeps the response in progress, unlike expect().
+    void answer_to_head(bool head_request) noexcept { head_request_ = head_request; }
 
     read_step read(char* input, std::size_t size) noexcept;
     // The peer ended the stream (EOF). A body that runs to the close is complete; then the reader waits for the

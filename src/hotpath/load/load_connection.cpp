@@ -43,7 +43,7 @@ void load_connection::on_connected(int fd, std::error_code ec) {
     connected_ = true;
     server_closes_ = false;
     in_.clear();
-    reader_.expect(owner_.plan_.method == "HEAD");
+    reader_.expect(false); // each response's HEAD-ness is its request's (is_head, below)
     transport_->start_reading();
     owner_.on_ready(*this, clock::now());
 }
@@ -74,6 +74,9 @@ void load_connection::on_transport_data(std::string_view bytes) {
     std::size_t pos = 0;
     for (;;) {
         // A body of no bytes completes without input: hence a read even when all input is used.
+        if (!in_flight_.empty()) {
+            reader_.answer_to_head(owner_.is_head(in_flight_.front().index));
+        }
         const http::read_step step = reader_.read(in_.data() + pos, in_.size() - pos);
         pos += step.consumed;
         if (step.status == http::read_status::head) {

@@ -36,6 +36,7 @@ worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned c
         for (const auto& c : spec.checks) {
             r.keeps_body = r.keeps_body || c.what == check::kind::body_contains;
         }
+        r.head = spec.method == "HEAD";
         std::string_view content_type;
         for (const auto& [name, value] : spec.headers) {
             content_type = http::iequals(name, "content-type") ? std::string_view(value) : content_type;

@@ -131,6 +131,7 @@ private:
     // Picks the next request by weight; sets its bytes (rendering placeholders into `scratch` if needed).
     std::uint32_t pick(std::string& scratch, std::string_view& bytes, unsigned count);
     bool wants_body(std::uint32_t index) const noexcept { return prepared_[index].keeps_body; }
+    bool is_head(std::uint32_t index) const noexcept { return prepared_[index].head; }
 
     const plan& plan_;
     http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
@@ -150,6 +151,7 @@ private:
         std::string pipelined;
         bool templated = false;
         bool keeps_body = false;
+        bool head = false;      // a HEAD request: its response has no body whatever its head says
         bool json_body = false; // placeholders in the body are JSON-escaped (feed.hpp: is_json_body)
         double cumulative_weight = 0;
     };

@@ -13,6 +13,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -135,8 +136,10 @@ std::uint64_t count(const boost::json::object& o, std::string_view key) {
     if (v != nullptr && v->is_int64()) {
         return v->get_int64() > 0 ? static_cast<std::uint64_t>(v->get_int64()) : 0;
     }
-    const double d = number(o, key);
-    return d > 0 ? static_cast<std::uint64_t>(d) : 0;
+    const double d = number(o, key); // NaN and negatives are 0; past 2^64 (1e20, 1e300) the largest count
+    return d >= 18446744073709551616.0 ? std::numeric_limits<std::uint64_t>::max()
+           : d > 0                    ? static_cast<std::uint64_t>(d)
+                                      : 0;
 }
 
 const boost::json::object& object_at(const boost::json::object& o, std::string_view key) {

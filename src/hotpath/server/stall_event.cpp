@@ -48,7 +48,7 @@ std::string format_stall_line(const stall_event& e) {
     } else {
         line.append(in_handler).append(e.method).append(" ").append(e.route).append(blamed);
     }
-    if (!e.stack.empty()) {
+    if (!e.stack.empty() || !e.program.empty()) {
         line.append(stack_start).append(e.program).append(stack_end).append(e.stack);
     }
     return line;
