@@ -177,6 +177,8 @@ private:
     bool finished_ = false;
     std::atomic<bool> stop_requested_{false};
     std::size_t published_seconds_ = 0;
+    bool reopen_pending_ = false;    // a connection went away and may be reopened by the tick
+    std::size_t done_scan_from_ = 0; // check_done: connections before this one were idle when the run was ending
 
     results results_;
     live_counters& live_;

@@ -288,12 +288,6 @@ void uring::cancel(uring_op* target, uring_op* op) {
     io_uring_sqe_set_data(sqe, op);
 }
 
-void uring::cancel_fd(int fd, uring_op* op) {
-    io_uring_sqe* sqe = get_sqe();
-    io_uring_prep_cancel_fd(sqe, fd, IORING_ASYNC_CANCEL_ALL);
-    io_uring_sqe_set_data(sqe, op);
-}
-
 void uring::close(int fd) {
     // Outside a batch of completions the close would need a submission of its own, which costs the same system
     // call, and a posted flush could be dropped by a loop that stops first: close at once.

@@ -54,8 +54,6 @@ public:
     void connect(int fd, const sockaddr* to, socklen_t length, uring_op* op);
     // Cancels every operation whose op is `target`; `op` completes when the cancel is done.
     void cancel(uring_op* target, uring_op* op);
-    // Cancels every operation on `fd`; `op` completes when the cancel is done.
-    void cancel_fd(int fd, uring_op* op);
     // Closes `fd`: inside a batch of completions with the batch's submission instead of a system call of its
     // own, otherwise at once. Nothing may refer to it after.
     void close(int fd);

@@ -47,7 +47,8 @@ private:
     bool want_read_ = false;
     bool recv_armed_ = false;
     bool send_pending_ = false;
-    bool cancel_pending_ = false;
+    // Cancels in flight, each completing through cancel_op_: a receive's (stop_reading, close) and a send's (close).
+    std::uint8_t cancels_ = 0;
     bool ended_ = false;
     bool closed_ = false;
     bool close_reported_ = false;
