@@ -8,7 +8,7 @@
 namespace hotpath {
 
 request_state::request_state(const http::limits& limits, net::loop& loop)
-    : in(new char[initial_buffer_bytes]), parser(limits), chunked(limits) {
+    : in(new char[initial_buffer_bytes]), parser(limits), body(limits) {
     req.head_ = &head;
     req.loop_ = &loop;
     req.aborted_ = &aborted;
@@ -56,7 +56,7 @@ void request_state_pool::give(request_state* state) noexcept {
     // A connection may give its state back in the middle of a request (it closed): leave nothing of it.
     state->overflow.clear();
     state->parser.reset();
-    state->chunked.reset();
+    state->body.start(http::body_framing::none, 0);
     state->res.clear();
     if (state->res.arena_ != nullptr) {
         reset_json_arena(*state->res.arena_);

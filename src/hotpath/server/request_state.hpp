@@ -3,11 +3,11 @@
 
 #include <hotpath/core/attribution.hpp>
 #include <hotpath/core/cancel.hpp>
-#include <hotpath/http/chunked_decoder.hpp>
 #include <hotpath/http/limits.hpp>
 #include <hotpath/http/request_head.hpp>
 #include <hotpath/http/request_parser.hpp>
 #include <hotpath/server/request.hpp>
+#include <hotpath/server/request_body.hpp>
 #include <hotpath/server/response.hpp>
 #include <hotpath/server/stats.hpp>
 
@@ -43,8 +43,8 @@ struct request_state {
     std::string overflow;
 
     http::request_parser parser;
-    http::chunked_decoder chunked;
     http::request_head head; // views into `in`
+    request_body body;       // the request's body, read right after its head in `in`
     request req;             // points at head, aborted and the loop
     response res;            // its JSON arena is made on first use and kept with the state
     cancel_signal aborted;   // request::aborted(): the peer went away while a handler ran
@@ -57,13 +57,10 @@ struct request_state {
 
     // A body streamed to or from the handler (app.streaming, response::write), for the request being handled.
     struct stream_state {
-        // In: the handler reads the body as it arrives. Its pieces are decoded in place right after the head; the
-        // piece the handler holds is dropped when it asks for the next.
+        // In: the handler reads the body (`body`) as it arrives; the piece it holds is dropped when it asks for the
+        // next.
         bool in = false;
-        bool in_complete = false;         // the body's end was reached (the next read gives an empty piece)
         errc in_error{};                  // the read failed: the response becomes this error's status
-        std::uint64_t in_left = 0;        // Content-Length: bytes not yet given to the handler
-        std::size_t piece = 0;            // the bytes of the piece the handler holds
         std::coroutine_handle<> reader;   // a handler awaiting the next piece
         std::int64_t reader_since_ns = 0; // its wait, for the time attribution
         // Out: the response body is written in pieces.

@@ -1,28 +1,23 @@
 // The connection state machine: read, parse, route, run the handler, write, and the next request.
 #include <hotpath/server/server_connection.hpp>
 
-#include <hotpath/server/access_log.hpp>
 #include <hotpath/server/app.hpp>
+#include <hotpath/server/request_observer.hpp>
 #include <hotpath/server/request_state.hpp>
 #include <hotpath/server/server.hpp>
 #include <hotpath/server/worker.hpp>
-
-#include <netinet/in.h>
-#include <sys/socket.h>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstring>
-#include <new>
+#include <optional>
 #include <utility>
 
 namespace hotpath {
 
 namespace {
 
-// Past this many bytes of unwritten responses, stop reading and handling until the peer reads.
-constexpr std::size_t out_high_water_bytes = 256 * 1024;
 // Past this many bytes received but not yet handled, stop reading until they are.
 constexpr std::size_t in_high_water_bytes = 256 * 1024;
 // A streaming route's read buffer: its pieces are at most this much less the head.
@@ -30,46 +25,13 @@ constexpr std::size_t stream_buffer_bytes = 64 * 1024;
 // After an error response, read and discard for this long so the peer sees the response, not a reset.
 constexpr std::chrono::seconds linger_time{2};
 
-constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
-
-std::uint64_t elapsed_ns(std::chrono::steady_clock::time_point from,
-                         std::chrono::steady_clock::time_point to) noexcept {
-    return to > from ? static_cast<std::uint64_t>((to - from).count()) : 0;
-}
-
-// The W3C Server-Timing field of the parts known before the response is written: durations in milliseconds, so
-// that curl -v and a browser's developer tools show where the server's time went. No allocation past the
-// response's kept field capacity.
-void add_server_timing(response& res, const request_time_parts& parts, const time_attribution& waits) {
-    char text[256];
-    const auto ms = [](std::uint64_t ns) { return static_cast<double>(ns) / 1e6; };
-    const double total = ms(parts.queue_ns + parts.app_ns + parts.downstream_ns + parts.wait_ns);
-    const auto out =
-        waits.calls == 0
-            ? fmt::format_to_n(text, sizeof(text),
-                               "queue;dur={:.3f}, app;dur={:.3f}, downstream;dur={:.3f}, wait;dur={:.3f}, "
-                               "total;dur={:.3f}",
-                               ms(parts.queue_ns), ms(parts.app_ns), ms(parts.downstream_ns), ms(parts.wait_ns), total)
-            : fmt::format_to_n(text, sizeof(text),
-                               "queue;dur={:.3f}, app;dur={:.3f}, downstream;dur={:.3f};desc=\"{} "
-                               "call{}, at most {} at once\", wait;dur={:.3f}, total;dur={:.3f}",
-                               ms(parts.queue_ns), ms(parts.app_ns), ms(parts.downstream_ns), waits.calls,
-                               waits.calls == 1 ? "" : "s", waits.max_calls_in_flight, ms(parts.wait_ns), total);
-    res.header("Server-Timing", std::string_view(text, std::min(out.size, sizeof(text))));
-}
-
 } // namespace
 
 server_connection::server_connection(worker& owner, int fd, bool refuse)
-    : owner_(owner), transport_(owner.transports->make(owner.loop, fd, *this)), refuse_(refuse) {
+    : owner_(owner), transport_(owner.transports->make(owner.loop, fd, *this)), refuse_(refuse),
+      timeouts_(owner.options.limits, owner.loop.now()) {
     owner_.link(*this);
     owner_.stats.connections_accepted.add();
-    // A new connection must send its first request head within the headers timeout (as Kestrel does).
-    timeout_ = timeout_kind::headers;
-    deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
-    const auto& limits = owner_.options.limits;
-    response_credit_bytes_ = static_cast<double>(limits.min_response_bytes_per_second) *
-                             static_cast<double>(limits.min_response_rate_grace.count());
 }
 
 server_connection::~server_connection() {
@@ -124,7 +86,7 @@ bool server_connection::ensure_space(std::size_t bytes) {
     }
     begin_ = 0;
     end_ = used;
-    if (phase_ == phase::body_length || phase_ == phase::body_chunked) {
+    if (phase_ == phase::body) {
         s.parser.reset();
         const auto again = s.parser.parse({s.in.get(), head_bytes_}, s.head);
         return again.status == http::parse_status::complete;
@@ -142,13 +104,8 @@ void server_connection::on_transport_data(std::string_view bytes) {
     }
     request_state& s = *state_;
     s.received_at = owner_.loop.turn_started();
-    if (timeout_ == timeout_kind::idle) {
-        timeout_ = timeout_kind::headers;
-        deadline_ = owner_.loop.now() + owner_.options.limits.request_headers_timeout;
-    } else if (timeout_ == timeout_kind::body_rate) {
-        body_received_ += bytes.size();
-    }
-    if (phase_ == phase::handler && s.stream.in && !s.stream.in_complete) {
+    timeouts_.received(owner_.options.limits, owner_.loop.now(), bytes.size());
+    if (phase_ == phase::handler && s.stream.in && !s.body.complete()) {
         // A body streamed to the handler: what fits after the unread pieces, the rest kept until it asks.
         const std::size_t fit = s.overflow.empty() ? std::min(bytes.size(), s.capacity - end_) : 0;
         std::memcpy(s.in.get() + end_, bytes.data(), fit);
@@ -177,7 +134,7 @@ void server_connection::on_transport_data(std::string_view bytes) {
         end_ += bytes.size();
     }
     if (end_ - begin_ + s.overflow.size() > in_high_water_bytes + owner_.options.limits.max_header_bytes &&
-        phase_ != phase::body_length && phase_ != phase::body_chunked) {
+        phase_ != phase::body) {
         reading_paused_ = true;
         transport_->stop_reading();
     }
@@ -193,7 +150,7 @@ void server_connection::on_transport_end(std::error_code) {
     peer_ended_ = true;
     if (phase_ == phase::handler) {
         state_->aborted.cancel(); // no one is left to read the answer: the handler's calls may stop
-        if (state_->stream.in && !state_->stream.in_complete) {
+        if (state_->stream.in && !state_->body.complete()) {
             fail_body(errc::closed);
             resume_reader(); // last: the handler may finish (and close) from here
             return;
@@ -230,7 +187,7 @@ void server_connection::do_process() {
         if (phase_ == phase::head && !do_head()) {
             break;
         }
-        if ((phase_ == phase::body_length || phase_ == phase::body_chunked) && !do_body()) {
+        if (phase_ == phase::body && !do_body()) {
             break;
         }
         if (phase_ != phase::ready) {
@@ -242,7 +199,7 @@ void server_connection::do_process() {
         return;
     }
     do_write();
-    const bool wants_bytes = phase_ == phase::head || phase_ == phase::body_length || phase_ == phase::body_chunked;
+    const bool wants_bytes = phase_ == phase::head || phase_ == phase::body;
     // Draining and idle, or every answer written to a peer that has ended (so the rest of a request, if any, can
     // no longer come): nothing is left to do.
     if ((owner_.draining && idle()) || (peer_ended_ && wants_bytes && nothing_to_write())) {
@@ -285,8 +242,6 @@ bool server_connection::do_head() {
         return false;
     }
     head_bytes_ = r.consumed;
-    body_bytes_ = 0;
-    chunk_pos_ = head_bytes_;
     continue_sent_ = false;
     s.stream.reset();
     const auto& limits = owner_.options.limits;
@@ -299,6 +254,7 @@ bool server_connection::do_head() {
     }
     switch (s.head.framing) {
     case http::body_framing::none:
+        s.body.start(http::body_framing::none, 0);
         request_bytes_ = head_bytes_;
         phase_ = phase::ready;
         return true;
@@ -307,19 +263,17 @@ bool server_connection::do_head() {
             fail(http::status::content_too_large, "the request body is over the size limit");
             return false;
         }
-        phase_ = phase::body_length;
         break;
     case http::body_framing::chunked:
-        s.chunked.reset();
-        phase_ = phase::body_chunked;
         break;
     case http::body_framing::until_close: // responses only: the request parser never yields it
         fail(http::status::bad_request, "the request body has no length");
         return false;
     }
-    timeout_ = timeout_kind::body_rate;
-    body_started_ = owner_.loop.now();
-    body_received_ = end_ - begin_ - head_bytes_;
+    // A buffered body: read to its end before the handler runs (do_body).
+    s.body.start(s.head.framing, s.head.content_length);
+    phase_ = phase::body;
+    timeouts_.wait_body(owner_.loop.now(), end_ - begin_ - head_bytes_);
     return true;
 }
 
@@ -327,67 +281,48 @@ bool server_connection::do_head() {
 bool server_connection::start_streaming_body(const handler& h) {
     request_state& s = *state_;
     s.stream.in = true;
-    if (s.head.framing == http::body_framing::content_length) {
-        if (h.max_body_bytes != 0 && s.head.content_length > h.max_body_bytes) {
-            fail(http::status::content_too_large, "the request body is over the size limit");
-            return false;
-        }
-        s.stream.in_left = s.head.content_length;
-        s.stream.in_complete = s.stream.in_left == 0;
-        phase_ = phase::body_length;
-    } else {
-        s.chunked.reset(h.max_body_bytes);
-        phase_ = phase::body_chunked;
+    if (s.head.framing == http::body_framing::content_length && h.max_body_bytes != 0 &&
+        s.head.content_length > h.max_body_bytes) {
+        fail(http::status::content_too_large, "the request body is over the size limit");
+        return false;
     }
+    s.body.start(s.head.framing, s.head.content_length, h.max_body_bytes);
     // Room for the pieces to come, made now: once the handler runs, the buffer never moves (the head's views).
+    phase_ = phase::body; // ensure_space keeps the head's views
     if (!ensure_space(stream_buffer_bytes)) {
         fail(http::status::internal_server_error, "the request head could not be kept");
         return false;
     }
-    timeout_ = s.stream.in_complete ? timeout_kind::none : timeout_kind::body_rate;
-    body_started_ = owner_.loop.now();
-    body_received_ = end_ - begin_ - head_bytes_;
+    timeouts_.wait_body(owner_.loop.now(), end_ - begin_ - head_bytes_);
     phase_ = phase::ready;
     return true;
 }
 
+// A buffered body: what arrived is read into place after the body so far; the handler runs once it is whole.
 bool server_connection::do_body() {
     request_state& s = *state_;
-    if (phase_ == phase::body_length) {
-        const std::size_t length = s.head.content_length;
-        const std::size_t have = end_ - begin_ - head_bytes_;
-        if (have >= length) {
-            body_bytes_ = length;
-            request_bytes_ = head_bytes_ + length;
-            phase_ = phase::ready;
-            return true;
-        }
+    char* const at = s.in.get() + begin_ + head_bytes_;
+    if (const http::status error = s.body.read(at, end_ - begin_ - head_bytes_); error != http::status::none) {
+        fail(error, error == http::status::content_too_large ? "the request body is over the size limit"
+                                                             : "the chunked body is malformed");
+        return false;
+    }
+    if (s.body.complete()) {
+        request_bytes_ = head_bytes_ + s.body.used();
+        phase_ = phase::ready;
+        return true;
+    }
+    if (s.head.framing == http::body_framing::content_length) {
         // Room for the whole body at once, so it is read straight into place.
-        if (!ensure_space(length - have)) {
+        if (!ensure_space(s.head.content_length - s.body.held())) {
             fail(http::status::internal_server_error, "the request head could not be kept");
             return false;
         }
     } else {
-        char* base = s.in.get() + begin_;
-        const auto r =
-            s.chunked.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_ + body_bytes_);
-        chunk_pos_ += r.consumed;
-        body_bytes_ += r.produced;
-        if (r.status == http::chunk_status::error) {
-            fail(r.error, r.error == http::status::content_too_large ? "the request body is over the size limit"
-                                                                     : "the chunked body is malformed");
-            return false;
-        }
-        if (r.status == http::chunk_status::done) {
-            request_bytes_ = chunk_pos_;
-            phase_ = phase::ready;
-            return true;
-        }
-        // All input was consumed: the framing bytes behind the decoded body are dead, so the next read lands
-        // right after the body. The buffer holds the decoded body plus one read, however much framing
-        // (tiny chunks, long extensions) the body came with.
-        end_ = begin_ + head_bytes_ + body_bytes_;
-        chunk_pos_ = head_bytes_ + body_bytes_;
+        // All input was read: the framing bytes behind the decoded body are dead, so the next read lands right
+        // after the body. The buffer holds the decoded body plus one read, however much framing (tiny chunks, long
+        // extensions) the body came with.
+        end_ = begin_ + head_bytes_ + s.body.forget_framing();
     }
     // RFC 9110 §10.1.1: tell a client that waits for it to send the body.
     if (s.head.expect_continue && !continue_sent_ && s.head.version_minor == 1) {
@@ -408,8 +343,10 @@ void server_connection::do_dispatch() {
     s.res.connection_ = this;
     s.res.has_length_ = false;
     // A streamed body is still arriving: its rate is watched while the handler reads it.
-    timeout_ = s.stream.in && !s.stream.in_complete ? timeout_kind::body_rate : timeout_kind::none;
-    s.req.body_ = {s.in.get() + begin_ + head_bytes_, body_bytes_};
+    if (!s.stream.in || s.body.complete()) {
+        timeouts_.wait_nothing();
+    }
+    s.req.body_ = {s.in.get() + begin_ + head_bytes_, s.stream.in ? 0 : s.body.held()};
     s.res.clear();
     if (s.res.arena_ != nullptr) {
         reset_json_arena(*s.res.arena_);
@@ -540,7 +477,7 @@ void server_connection::finish_request() {
     using framing = request_state::stream_state::framing;
     // A streamed body: the piece the handler held goes, so that what follows the body starts right after the head;
     // a body not read to its end is still on the wire, and the connection cannot go on.
-    const bool body_unread = st.in && !st.in_complete;
+    const bool body_unread = st.in && !s.body.complete();
     if (st.in) {
         drop_piece();
         st.reader = {};
@@ -569,19 +506,8 @@ void server_connection::finish_request() {
     const auto field =
         !keep ? http::connection_field::close
               : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
-    // Where its time went (see request_time_parts): the handler's wall time less its waits is its own.
     const auto finished = std::chrono::steady_clock::now();
-    s.timing.finish();
-    request_time_parts parts;
-    parts.queue_ns = elapsed_ns(s.received_at, s.dispatched_at);
-    const std::uint64_t handler_ns = elapsed_ns(s.dispatched_at, finished);
-    const std::uint64_t waited_ns = std::min(s.timing.waited_ns, handler_ns);
-    parts.downstream_ns = std::min(s.timing.downstream_ns, waited_ns);
-    parts.wait_ns = waited_ns - parts.downstream_ns;
-    parts.app_ns = handler_ns - waited_ns;
-    if (owner_.options.server_timing) {
-        add_server_timing(s.res, parts, s.timing);
-    }
+    request_time_parts parts = request_observer::handled(owner_, s, finished);
     const std::size_t out_before = s.out.size();
     std::size_t streamed = 0;
     if (st.out == framing::none) {
@@ -592,13 +518,9 @@ void server_connection::finish_request() {
         }
         streamed = st.out_bytes;
     }
-    parts.write_ns = elapsed_ns(finished, std::chrono::steady_clock::now());
-    const unsigned status_class = std::min(http::to_int(s.res.status()) / 100, 5u);
-    owner_.stats.responses_by_class[status_class].add();
-    owner_.route_stats.at(s.route).record(status_class, parts, s.timing);
-    if (owner_.log_ring != nullptr) {
-        log_access(parts, s.out.size() - out_before + streamed);
-    }
+    parts.write_ns = static_cast<std::uint64_t>((std::chrono::steady_clock::now() - finished).count());
+    request_observer::answered(owner_, s, parts, s.out.size() - out_before + streamed, peer_,
+                               transport_->native_handle());
 
     if (st.in) {
         request_bytes_ = head_bytes_; // the body's bytes are gone, piece by piece
@@ -614,66 +536,19 @@ void server_connection::finish_request() {
         return;
     }
     phase_ = phase::head;
-    timeout_ = timeout_kind::none; // armed by do_process once the responses are written
-}
-
-// The request's line for the access log, put in this loop's ring (dropped and counted when the ring is full).
-void server_connection::log_access(const request_time_parts& parts, std::size_t response_bytes) noexcept {
-    access_record* r = owner_.log_ring->reserve();
-    if (r == nullptr) {
-        return;
-    }
-    const request_state& s = *state_;
-    r->unix_ns =
-        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::system_clock::now().time_since_epoch())
-            .count();
-    r->route = s.route;
-    r->status = static_cast<std::uint16_t>(http::to_int(s.res.status()));
-    r->version_minor = s.head.version_minor;
-    r->calls = s.timing.calls;
-    r->response_bytes = response_bytes;
-    r->parts = parts;
-    r->method_length = static_cast<std::uint8_t>(std::min(s.head.method_token.size(), access_record::max_method_bytes));
-    std::memcpy(r->method, s.head.method_token.data(), r->method_length);
-    const std::size_t target = std::min(s.head.target.size(), access_record::max_target_bytes);
-    r->target_length = static_cast<std::uint16_t>(target);
-    r->target_cut = target < s.head.target.size();
-    std::memcpy(r->target, s.head.target.data(), target);
-    if (peer_ == nullptr) {
-        peer_.reset(new (std::nothrow) peer_address());
-        sockaddr_storage peer{};
-        socklen_t length = sizeof(peer);
-        if (peer_ != nullptr &&
-            ::getpeername(transport_->native_handle(), reinterpret_cast<sockaddr*>(&peer), &length) == 0) {
-            if (peer.ss_family == AF_INET) {
-                peer_->family = AF_INET;
-                std::memcpy(peer_->bytes, &reinterpret_cast<const sockaddr_in&>(peer).sin_addr, 4);
-            } else if (peer.ss_family == AF_INET6) {
-                peer_->family = AF_INET6;
-                std::memcpy(peer_->bytes, &reinterpret_cast<const sockaddr_in6&>(peer).sin6_addr, 16);
-            }
-        }
-    }
-    r->peer_family = peer_ != nullptr ? peer_->family : 0;
-    if (peer_ != nullptr) {
-        std::memcpy(r->peer_address, peer_->bytes, sizeof(r->peer_address));
-    }
-    owner_.log_ring->commit();
+    timeouts_.wait_nothing(); // armed by do_process once the responses are written
 }
 
 // Waiting for the client again, with every response written: the keep-alive timeout when nothing of the next
 // request is here, else the headers timeout for the rest of its head.
 void server_connection::arm_read_timeout() {
-    if (phase_ != phase::head || timeout_ != timeout_kind::none || !nothing_to_write()) {
+    if (phase_ != phase::head || timeouts_.what() != connection_timeouts::waiting::none || !nothing_to_write()) {
         return;
     }
-    const auto& limits = owner_.options.limits;
     if (begin_ == end_ && state_->overflow.empty()) {
-        timeout_ = timeout_kind::idle;
-        deadline_ = owner_.loop.now() + limits.keep_alive_timeout;
+        timeouts_.wait_idle(owner_.options.limits, owner_.loop.now());
     } else {
-        timeout_ = timeout_kind::headers;
-        deadline_ = owner_.loop.now() + limits.request_headers_timeout;
+        timeouts_.wait_headers(owner_.options.limits, owner_.loop.now());
     }
 }
 
@@ -698,7 +573,7 @@ void server_connection::answer_and_close(http::status code, std::string_view det
     s.res.serialize(s.out, owner_.loop.http_date(), http::connection_field::close, head_only);
     phase_ = phase::closing;
     linger_ = true; // the rest of the request (a body, more requests) may still be on its way
-    timeout_ = timeout_kind::none;
+    timeouts_.wait_nothing();
     do_write();
 }
 
@@ -745,7 +620,7 @@ void server_connection::on_transport_written(std::error_code error) {
 }
 
 void server_connection::do_linger() {
-    if (timeout_ == timeout_kind::linger) {
+    if (timeouts_.what() == connection_timeouts::waiting::linger) {
         return;
     }
     // RFC 9112 §9.6: close in stages only when the client may still be sending, so that it reads the
@@ -755,97 +630,51 @@ void server_connection::do_linger() {
         return;
     }
     transport_->shutdown_send();
-    timeout_ = timeout_kind::linger;
-    deadline_ = owner_.loop.now() + linger_time;
+    timeouts_.wait_linger(owner_.loop.now(), linger_time);
     begin_ = end_ = 0;
     state_->overflow.clear();
     reading_paused_ = false;
     transport_->start_reading();
 }
 
-// The minimum response rate (Kestrel's MinResponseDataRate, measured as progress): while responses wait to be
-// sent, the client owes limits.min_response_bytes_per_second and pays with every byte it acknowledges. It may fall
-// behind by the grace period's worth of bytes, and no further; its credit never exceeds that, so however fast it
-// read before, a stall is noticed after the grace period. In other words, over any span during which responses
-// wait, the client must take at least rate × (span − grace) bytes. Measured from the first tick that sees a write
-// waiting; a tick with nothing left to send restores the full credit. Only the tick does this (a system call per
-// connection with a write waiting): nothing is added to the write path.
-bool server_connection::response_too_slow(net::clock::time_point now) noexcept {
-    const auto& limits = owner_.options.limits;
-    const auto rate = static_cast<double>(limits.min_response_bytes_per_second);
-    const double allowance = rate * static_cast<double>(limits.min_response_rate_grace.count());
-    if (!write_pending_) {
-        response_credit_bytes_ = allowance;
-        writing_at_tick_ = false;
-        return false;
-    }
-    const std::uint64_t acknowledged = transport_->bytes_acknowledged();
-    if (writing_at_tick_) {
-        const std::chrono::duration<double> owed_for = now - last_tick_;
-        response_credit_bytes_ =
-            std::min(allowance, response_credit_bytes_ + static_cast<double>(acknowledged - acknowledged_at_tick_) -
-                                    rate * owed_for.count());
-    }
-    acknowledged_at_tick_ = acknowledged;
-    last_tick_ = now;
-    writing_at_tick_ = true;
-    return response_credit_bytes_ < 0;
-}
-
 void server_connection::on_tick(net::clock::time_point now) {
     const auto& limits = owner_.options.limits;
-    if (limits.min_response_bytes_per_second != 0 && response_too_slow(now)) {
+    // The bytes the peer took, asked of the kernel only when the response rate is watched and a write waits.
+    const auto acknowledged = limits.min_response_bytes_per_second != 0 && write_pending_
+                                  ? std::optional<std::uint64_t>(transport_->bytes_acknowledged())
+                                  : std::nullopt;
+    switch (timeouts_.check(limits, now, acknowledged, reading_paused_)) {
+    case connection_timeouts::expired::nothing:
+        return;
+    case connection_timeouts::expired::response_rate:
         // The client stopped taking its responses: nothing more can be said to it.
         owner_.stats.response_timeouts.add();
         close();
         return;
-    }
-    switch (timeout_) {
-    case timeout_kind::none:
-        return;
-    case timeout_kind::headers:
-        if (now >= deadline_) {
-            owner_.stats.header_timeouts.add();
-            if (begin_ != end_) {
-                answer_and_close(http::status::request_timeout, "the request head did not arrive in time");
-            } else {
-                close();
-            }
-        }
-        return;
-    case timeout_kind::idle:
-        if (now >= deadline_) {
-            owner_.stats.idle_timeouts.add();
+    case connection_timeouts::expired::headers:
+        owner_.stats.header_timeouts.add();
+        if (begin_ != end_) {
+            answer_and_close(http::status::request_timeout, "the request head did not arrive in time");
+        } else {
             close();
         }
         return;
-    case timeout_kind::body_rate: {
-        if (reading_paused_) {
-            // Not reading (its responses are not being taken): the rate is measured afresh once reading resumes.
-            body_started_ = now;
-            body_received_ = 0;
-            return;
-        }
-        const auto elapsed = now - body_started_;
-        if (elapsed > limits.min_body_rate_grace) {
-            const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(elapsed).count();
-            if (body_received_ < limits.min_body_bytes_per_second * static_cast<std::uint64_t>(seconds)) {
-                owner_.stats.body_timeouts.add();
-                if (phase_ == phase::handler) {
-                    // Streamed to a running handler: its read fails, and the response says 408 (finish_request).
-                    fail_body(errc::timeout);
-                    resume_reader();
-                } else {
-                    answer_and_close(http::status::request_timeout, "the request body is arriving too slowly");
-                }
-            }
+    case connection_timeouts::expired::idle:
+        owner_.stats.idle_timeouts.add();
+        close();
+        return;
+    case connection_timeouts::expired::body_rate:
+        owner_.stats.body_timeouts.add();
+        if (phase_ == phase::handler) {
+            // Streamed to a running handler: its read fails, and the response says 408 (finish_request).
+            fail_body(errc::timeout);
+            resume_reader();
+        } else {
+            answer_and_close(http::status::request_timeout, "the request body is arriving too slowly");
         }
         return;
-    }
-    case timeout_kind::linger:
-        if (now >= deadline_) {
-            close();
-        }
+    case connection_timeouts::expired::linger:
+        close();
         return;
     }
 }
@@ -866,7 +695,7 @@ void server_connection::close() {
         return;
     }
     closed_ = true;
-    timeout_ = timeout_kind::none;
+    timeouts_.wait_nothing();
     if (phase_ == phase::handler) {
         // Abandon a suspended handler: destroying its frame cancels what it awaits.
         state_->aborted.cancel();
@@ -879,251 +708,6 @@ void server_connection::close() {
         --owner_.handlers_running;
     }
     transport_->close();
-}
-
-// --- Bodies streamed to and from a handler ---------------------------------------------------------------------
-
-// Drops the piece the handler held (and, chunked, the framing decoded so far): what is left moves to right after
-// the head, and what waited in the overflow follows it as far as the buffer allows (it never grows).
-void server_connection::drop_piece() noexcept {
-    request_state& s = *state_;
-    char* const base = s.in.get();
-    char* const body = base + begin_ + head_bytes_;
-    const bool chunked = s.head.framing == http::body_framing::chunked;
-    char* const from = chunked ? base + begin_ + chunk_pos_ : body + s.stream.piece;
-    const std::size_t rest = static_cast<std::size_t>(base + end_ - from);
-    if (from != body) {
-        std::memmove(body, from, rest);
-        end_ = begin_ + head_bytes_ + rest;
-    }
-    chunk_pos_ = head_bytes_;
-    s.stream.piece = 0;
-    if (!s.overflow.empty() && end_ < s.capacity) {
-        const std::size_t n = std::min(s.overflow.size(), s.capacity - end_);
-        std::memcpy(base + end_, s.overflow.data(), n);
-        end_ += n;
-        s.overflow.erase(0, n);
-    }
-    stream_reading();
-}
-
-// Back-pressure on a streamed body: read while the buffer has room, stop when it is full (the handler has not
-// taken what is there).
-void server_connection::stream_reading() noexcept {
-    const request_state& s = *state_;
-    if (!s.stream.in || s.stream.in_complete || s.stream.in_error != errc{} || closed_) {
-        return;
-    }
-    const bool room = s.overflow.empty() && end_ < s.capacity;
-    if (room && reading_paused_) {
-        reading_paused_ = false;
-        transport_->start_reading();
-    } else if (!room && !reading_paused_) {
-        reading_paused_ = true;
-        transport_->stop_reading();
-    }
-}
-
-void server_connection::fail_body(errc error) noexcept {
-    request_state& s = *state_;
-    s.stream.in_error = error;
-    if (timeout_ == timeout_kind::body_rate) {
-        timeout_ = timeout_kind::none;
-    }
-    if (!reading_paused_ && !closed_) {
-        reading_paused_ = true; // the rest of the body is of no use; the connection closes after the response
-        transport_->stop_reading();
-    }
-}
-
-// Whether the next read_body() has its answer: a piece, the end, or an error. Drops the previous piece first.
-bool server_connection::body_piece_ready() noexcept {
-    request_state& s = *state_;
-    auto& st = s.stream;
-    if (!st.in) {
-        return true; // the whole body, read before the handler ran
-    }
-    drop_piece();
-    if (st.in_error != errc{} || st.in_complete) {
-        return true;
-    }
-    if (!continue_sent_ && s.head.expect_continue && s.head.version_minor == 1) {
-        // RFC 9110 §10.1.1: the handler wants the body; a client that waits for it may send it now.
-        continue_sent_ = true;
-        s.out.append(continue_response);
-        do_write();
-    }
-    char* const base = s.in.get() + begin_;
-    if (s.head.framing == http::body_framing::content_length) {
-        const std::size_t have = end_ - begin_ - head_bytes_;
-        const std::size_t n = static_cast<std::size_t>(std::min<std::uint64_t>(have, st.in_left));
-        if (n == 0) {
-            return false;
-        }
-        st.piece = n;
-        st.in_left -= n;
-    } else {
-        const auto r = s.chunked.decode(base + chunk_pos_, end_ - begin_ - chunk_pos_, base + head_bytes_);
-        chunk_pos_ += r.consumed;
-        if (r.status == http::chunk_status::error) {
-            fail_body(r.error == http::status::content_too_large ? errc::body_too_large : errc::bad_request);
-            return true;
-        }
-        st.piece = r.produced;
-        if (r.status != http::chunk_status::done && r.produced == 0) {
-            drop_piece(); // only framing so far: make room for more
-            return false;
-        }
-        if (r.status != http::chunk_status::done) {
-            return true;
-        }
-        st.in_left = 0;
-    }
-    if (st.in_left == 0) {
-        st.in_complete = true;
-        if (timeout_ == timeout_kind::body_rate) {
-            timeout_ = timeout_kind::none;
-        }
-    }
-    return true;
-}
-
-void server_connection::wait_body_piece(std::coroutine_handle<> reader) noexcept {
-    request_state& s = *state_;
-    s.stream.reader = reader;
-    s.stream.reader_since_ns = time_attribution::now_ns();
-    s.timing.begin_wait(wait_kind::client, s.stream.reader_since_ns);
-}
-
-// Resumes a handler awaiting a piece once it has its answer. Last in its caller: the handler may finish and the
-// connection close from here.
-void server_connection::resume_reader() noexcept {
-    request_state& s = *state_;
-    if (!s.stream.reader || !body_piece_ready()) {
-        return;
-    }
-    const auto reader = std::exchange(s.stream.reader, {});
-    s.timing.end_wait(wait_kind::client, s.stream.reader_since_ns, time_attribution::now_ns());
-    reader.resume();
-}
-
-result<std::string_view> server_connection::take_body_piece() noexcept {
-    request_state& s = *state_;
-    if (!s.stream.in) {
-        if (s.req.body_read_) {
-            return std::string_view{};
-        }
-        s.req.body_read_ = true;
-        return s.req.body_;
-    }
-    if (s.stream.in_error != errc{}) {
-        return s.stream.in_error;
-    }
-    return std::string_view(s.in.get() + begin_ + head_bytes_, s.stream.piece);
-}
-
-// The first piece of a streamed response: its status and fields go out, framed by what is known of its length.
-void server_connection::start_response_stream() {
-    request_state& s = *state_;
-    auto& st = s.stream;
-    using framing = request_state::stream_state::framing;
-    st.out = s.res.has_length_ ? framing::length : s.head.version_minor >= 1 ? framing::chunked : framing::until_close;
-    st.out_left = s.res.length_;
-    st.out_head_only = s.head.method == http::method::head || !http::allows_body(s.res.status());
-    st.out_keep = s.head.keep_alive && !owner_.draining && !refuse_ && st.out != framing::until_close;
-    const auto field =
-        !st.out_keep ? http::connection_field::close
-                     : (s.head.version_minor == 0 ? http::connection_field::keep_alive : http::connection_field::none);
-    const auto as = st.out == framing::length    ? http::response::streamed::length
-                    : st.out == framing::chunked ? http::response::streamed::chunked
-                                                 : http::response::streamed::until_close;
-    const std::size_t before = s.out.size();
-    s.res.serialize_head(s.out, owner_.loop.http_date(), field, as, s.res.length_);
-    st.out_bytes += s.out.size() - before;
-}
-
-std::error_code server_connection::write_body_piece(std::string_view piece) {
-    if (closed_ || peer_ended_) {
-        return errc::closed;
-    }
-    request_state& s = *state_;
-    auto& st = s.stream;
-    using framing = request_state::stream_state::framing;
-    if (st.out == framing::none) {
-        start_response_stream();
-    }
-    if (st.out_head_only || piece.empty()) {
-        do_write();
-        return {};
-    }
-    const std::size_t before = s.out.size();
-    if (st.out == framing::chunked) {
-        char size[24];
-        const auto end = fmt::format_to_n(size, sizeof(size), "{:x}\r\n", piece.size());
-        s.out.append(size, end.size);
-        s.out.append(piece);
-        s.out.append("\r\n");
-    } else {
-        if (st.out == framing::length) {
-            if (piece.size() > st.out_left) {
-                return errc::bad_request;
-            }
-            st.out_left -= piece.size();
-        }
-        s.out.append(piece);
-    }
-    st.out_bytes += s.out.size() - before;
-    do_write();
-    return {};
-}
-
-bool server_connection::write_room() const noexcept {
-    return closed_ || state_->out.size() < out_high_water_bytes;
-}
-
-void server_connection::wait_write_room(std::coroutine_handle<> writer) noexcept {
-    request_state& s = *state_;
-    s.stream.writer = writer;
-    s.stream.writer_since_ns = time_attribution::now_ns();
-    s.timing.begin_wait(wait_kind::client, s.stream.writer_since_ns);
-}
-
-// Resumes a handler awaiting room to write once the client has taken enough. True when it did (the handler may
-// have finished and the connection closed since).
-bool server_connection::resume_writer() noexcept {
-    request_state& s = *state_;
-    if (!s.stream.writer || s.out.size() >= out_high_water_bytes) {
-        return false;
-    }
-    const auto writer = std::exchange(s.stream.writer, {});
-    s.timing.end_wait(wait_kind::client, s.stream.writer_since_ns, time_attribution::now_ns());
-    writer.resume();
-    return true;
-}
-
-// The awaitables, on the connection of the request or response they belong to.
-bool body_read::await_ready() noexcept {
-    return req_.connection_->body_piece_ready();
-}
-void body_read::await_suspend(std::coroutine_handle<> waiting) noexcept {
-    req_.connection_->wait_body_piece(waiting);
-}
-result<std::string_view> body_read::await_resume() noexcept {
-    return req_.connection_->take_body_piece();
-}
-
-bool body_write::await_ready() noexcept {
-    error_ = res_.connection_->write_body_piece(piece_);
-    return error_ || res_.connection_->write_room();
-}
-void body_write::await_suspend(std::coroutine_handle<> waiting) noexcept {
-    res_.connection_->wait_write_room(waiting);
-}
-result<void> body_write::await_resume() noexcept {
-    if (error_) {
-        return error_;
-    }
-    return {};
 }
 
 // The transport reports from a fresh handler with nothing in flight, so nothing refers to this any more.

@@ -6,15 +6,17 @@
 #include <hotpath/http/status.hpp>
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/transport.hpp>
+#include <hotpath/server/connection_timeouts.hpp>
 
 #include <coroutine>
 #include <cstdint>
 #include <memory>
+#include <string_view>
 
 namespace hotpath {
 
-struct request_time_parts;
 struct handler;
+struct peer_address;
 
 struct worker;
 struct request_state;
@@ -56,8 +58,14 @@ public:
     server_connection* next = nullptr;
 
 private:
-    enum class phase : std::uint8_t { head, body_length, body_chunked, ready, handler, closing };
-    enum class timeout_kind : std::uint8_t { none, headers, idle, body_rate, linger };
+    // Past this many bytes of unwritten responses, stop reading and handling until the peer reads.
+    static constexpr std::size_t out_high_water_bytes = 256 * 1024;
+    static constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
+
+    // head: reading a request head; body: reading its body before the handler runs (a buffered body, or a
+    // streamed one only until its handler starts); ready: complete, to be dispatched; handler: its handler runs;
+    // closing: the last response is owed or written, then the connection closes.
+    enum class phase : std::uint8_t { head, body, ready, handler, closing };
 
     void on_transport_data(std::string_view bytes) override;
     void on_transport_end(std::error_code error) override;
@@ -79,10 +87,8 @@ private:
     void finish_handler(const std::exception_ptr& error);
     void finish_request();
     bool overloaded(request_state& s);
-    void log_access(const request_time_parts& parts, std::size_t response_bytes) noexcept;
     void fail(http::status code, std::string_view detail);
     void answer_and_close(http::status code, std::string_view detail);
-    bool response_too_slow(net::clock::time_point now) noexcept;
     void do_write();
     void do_linger();
     void arm_read_timeout();
@@ -104,9 +110,7 @@ private:
     std::size_t end_ = 0;
 
     phase phase_ = phase::head;
-    std::size_t head_bytes_ = 0;    // size of the current head, from begin_
-    std::size_t body_bytes_ = 0;    // decoded body bytes, stored from begin_ + head_bytes_
-    std::size_t chunk_pos_ = 0;     // chunked: next undecoded byte, from begin_
+    std::size_t head_bytes_ = 0;    // size of the current head, from begin_; its body (state_->body) follows
     std::size_t request_bytes_ = 0; // bytes of the whole request (head and framed body), from begin_
     bool continue_sent_ = false;
     bool refuse_ = false;          // over limits.max_connections: 503 and close
@@ -120,23 +124,9 @@ private:
     bool peer_ended_ = false; // EOF or error from the peer: finish what is in progress, then close
     bool linger_ = false;     // unread request bytes may follow: read and discard before closing
 
-    // The read-side timeout. It runs only while the connection waits for the client's bytes: never while
-    // responses are still being written (the response rate covers that time).
-    timeout_kind timeout_ = timeout_kind::headers;
-    net::clock::time_point deadline_{};
-    // The response rate, measured on the tick (see response_too_slow): bytes the client may still fall behind.
-    double response_credit_bytes_ = 0;
-    std::uint64_t acknowledged_at_tick_ = 0; // while writing_at_tick_: transport_->bytes_acknowledged() then
-    net::clock::time_point last_tick_{};     // while writing_at_tick_: that tick
-    bool writing_at_tick_ = false;           // a write was pending at the last tick
-    net::clock::time_point body_started_{};
-    std::uint64_t body_received_ = 0;
-    // With an access log: the peer's address, asked of the kernel once per connection (a system call per request
-    // cost a tenth of a plaintext request). Made on the first line logged, so other connections hold a pointer.
-    struct peer_address {
-        std::uint8_t family = 0; // AF_INET, AF_INET6, or 0 when unknown
-        std::uint8_t bytes[16] = {};
-    };
+    // What the connection waits for and until when, judged on the tick.
+    connection_timeouts timeouts_;
+    // With an access log: the peer's address, asked of the kernel once (see request_observer).
     std::unique_ptr<peer_address> peer_;
 };
 
