@@ -21,6 +21,8 @@ struct command {
     // Adds the command's options and nested subcommands to `cmd` (see when_chosen for options that cost start-up
     // time) and returns what runs it once the command line has been parsed into them.
     runner (*define)(CLI::App& cmd);
+    // What its exit codes mean, for the foot of its help: "0 ..., 2 bad usage, ...".
+    std::string_view exit_codes = {};
 };
 
 // Registers a command at static initialisation: `const cli::registration serve_registration{{"serve", ...}};`.

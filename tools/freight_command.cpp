@@ -76,8 +76,8 @@ runner define_freight(CLI::App& cmd) {
     };
 }
 
-const registration freight_registration{
-    {"freight", "The freight quote service's price table (case 2)", define_freight}};
+const registration freight_registration{{"freight", "The freight quote service's price table (case 2)", define_freight,
+                                         "0 done, 1 failed (the table could not be made or read), 2 bad usage"}};
 
 } // namespace
 } // namespace hotpath::cli

@@ -71,8 +71,9 @@ runner define_lab(CLI::App& cmd) {
 }
 
 const registration lab_registration{
-    {"lab", "Replay the case studies: start the services, load them, diagnose, compare with the write-ups",
-     define_lab}};
+    {"lab", "Replay the case studies: start the services, load them, diagnose, compare with the write-ups", define_lab,
+     "0 done, 1 a case could not run (a service failed to start, a file could not be written), 2 bad usage or "
+     "not a hotpath service (diagnose), 130 interrupted (Ctrl-C)"}};
 
 } // namespace
 } // namespace hotpath::cli

@@ -42,7 +42,7 @@ struct load_flags {
         cmd.add_option("-c,--connections", connections, "Connections (closed model: virtual users)")
             ->default_str("50")
             ->check(CLI::Range(1u, 100000u));
-        cmd.add_option("-d,--duration", duration, "Run time, e.g. 10s, 2m (default 10s, or until -n is done)");
+        cmd.add_option("-d,-z,--duration", duration, "Run time, e.g. 10s, 2m (default 10s, or until -n is done)");
         cmd.add_option("-n,--requests", requests, "Stop after exactly this many requests (like ab -n)")
             ->check(not_negative());
         cmd.add_option("-t,--threads", threads, "Worker threads, one event loop each; 0: one per core")
@@ -57,7 +57,7 @@ struct load_flags {
         cmd.add_option("--pipeline", pipeline, "Requests sent back to back per connection (closed model)")
             ->default_str("1")
             ->check(CLI::Range(1u, 1024u));
-        cmd.add_option("--rate", rate,
+        cmd.add_option("-R,--rate", rate,
                        "Open model: requests per second (> 0), latency measured from the scheduled send");
         cmd.add_option("--max-connections", max_connections,
                        "Open model: most connections to open (default -c); sends that find all busy are reported "
@@ -207,7 +207,9 @@ runner define_load(CLI::App& cmd) {
 }
 
 const registration load_registration{
-    {"load", "Load an HTTP server: closed or open model, stages, thresholds, reports", define_load}};
+    {"load", "Load an HTTP server: closed or open model, stages, thresholds, reports", define_load,
+     "0 every threshold held, 1 the target's name did not resolve or a file could not be written, 2 bad usage, 3 a "
+     "threshold failed, 4 no request succeeded (the target is down or answered only errors)"}};
 
 } // namespace
 } // namespace hotpath::cli

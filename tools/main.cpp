@@ -1,11 +1,14 @@
-// The `hotpath` command line: finds the subcommand, parses its options, runs it; bad usage exits 2 with one line.
+// The `hotpath` command line: finds the subcommand, parses its options, runs it; bad usage exits 2 with one line
+// that points at the command's own help.
 #include "command.hpp"
+#include "help.hpp"
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -37,13 +40,43 @@ std::string unknown_subcommand(CLI::App& cli, int argc, char** argv) {
 } // namespace
 
 int main(int argc, char** argv) {
-    CLI::App cli{"hotpath: build fast HTTP APIs, load them, and find where the time goes."};
+    CLI::App cli{"hotpath: build fast HTTP APIs, load them, and find where the time goes.", "hotpath"};
+    cli.formatter(hotpath::cli::help_formatter());
     cli.require_subcommand(1);
+    cli.footer("Run `hotpath COMMAND --help` for a command's options and exit codes; `hotpath --version` for the "
+               "build.\nNot supported yet: https:// URLs (TLS) and HTTP/2; hotpath speaks HTTP/1.1.");
     std::vector<std::pair<CLI::App*, hotpath::cli::runner>> defined;
     for (const auto& c : hotpath::cli::commands()) {
         CLI::App* cmd = cli.add_subcommand(std::string(c.name), std::string(c.description));
+        if (!c.exit_codes.empty()) {
+            cmd->footer("Exit codes: " + std::string(c.exit_codes));
+        }
         defined.emplace_back(cmd, c.define(*cmd));
     }
+    // Listed with the others; answered before parsing.
+    cli.add_subcommand("help", "Print this help, or a command's: hotpath help load");
+    cli.add_subcommand("version",
+                       "Print the version, the build and the socket I/O this machine allows (-V, --version)");
+
+    // `hotpath` alone, `hotpath help [COMMAND ...]`, `hotpath --version | -V | version`.
+    const std::string first = argc > 1 ? argv[1] : "";
+    if (argc == 1) {
+        fmt::print("{}", cli.help());
+        return 0;
+    }
+    if (first == "--version" || first == "-V" || first == "version") {
+        hotpath::cli::print_version(stdout);
+        return 0;
+    }
+    std::vector<char*> args(argv, argv + argc);
+    static char help_flag[] = "--help";
+    if (first == "help") {
+        args.erase(args.begin() + 1);
+        args.push_back(help_flag);
+        argc = static_cast<int>(args.size());
+        argv = args.data();
+    }
+
     if (const std::string unknown = unknown_subcommand(cli, argc, argv); !unknown.empty()) {
         fmt::print(stderr, "hotpath: {}\n", unknown);
         return 2;
@@ -55,7 +88,13 @@ int main(int argc, char** argv) {
     } catch (const CLI::CallForAllHelp&) {
         return cli.exit(CLI::CallForAllHelp());
     } catch (const CLI::ParseError& e) {
-        fmt::print(stderr, "hotpath: {} (see hotpath --help)\n", e.what());
+        const auto named = hotpath::cli::command_named(cli, argc, argv);
+        if (const std::string line = hotpath::cli::unknown_option_line(*named.app, named.path, argc, argv);
+            !line.empty()) {
+            fmt::print(stderr, "hotpath: {}\n", line);
+        } else {
+            fmt::print(stderr, "hotpath: {} (see {} --help)\n", e.what(), named.path);
+        }
         return 2;
     }
     for (auto& [cmd, run] : defined) {

@@ -83,7 +83,9 @@ const registration probe_registration{
     {"probe",
      "Time one request phase by phase (resolve, connect, first byte, total) with its Server-Timing, or -n "
      "of them as min/median/p95/max",
-     define_probe}};
+     define_probe,
+     "0 a response came back (whatever its status), 1 the name did not resolve, 2 bad usage, 4 no response (refused, "
+     "timed out, reset, closed, or not HTTP)"}};
 
 } // namespace
 } // namespace hotpath::cli

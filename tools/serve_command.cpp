@@ -375,7 +375,9 @@ runner define_serve(CLI::App& serve_cmd) {
     };
 }
 
-const registration serve_registration{{"serve", "Run one of the demo services", define_serve}};
+const registration serve_registration{
+    {"serve", "Run one of the demo services", define_serve,
+     "0 stopped by SIGINT or SIGTERM after draining, 1 could not start (the port is taken, ...), 2 bad usage"}};
 
 } // namespace
 } // namespace hotpath::cli
