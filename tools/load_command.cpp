@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -54,6 +55,9 @@ struct load_flags {
         cmd.add_option("--body-file", body_file, "Read the request body from a file");
         cmd.add_option("--timeout", timeout, "Per-request timeout")->default_str("10s");
         cmd.add_flag("--no-keepalive", o.no_keepalive, "A new connection per request (like ab without -k)");
+        cmd.add_flag("--keep-trying", o.keep_trying,
+                     "Keep connecting for the whole run when nothing connects at first (a target still starting); "
+                     "without it, a run that opened no connection in its first 2 s stops there");
         cmd.add_option("--pipeline", pipeline, "Requests sent back to back per connection (closed model)")
             ->default_str("1")
             ->check(CLI::Range(1u, 1024u));
@@ -73,7 +77,9 @@ struct load_flags {
         one_value_each(
             cmd.add_option("--expect-status", o.expect_status, "A status that counts as success (repeatable), e.g. 404")
                 ->check(CLI::Range(100u, 599u)));
-        cmd.add_option("--json", json, "Also write the results as JSON (schema hotpath-load/1) to this file");
+        cmd.add_option("--json", json,
+                       "Also write the results as JSON (schema hotpath-load/1) to this file; - for standard output "
+                       "(the report then goes to standard error)");
         cmd.add_flag("-q,--quiet", quiet, "No progress display");
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
             ->default_str("auto")
@@ -142,26 +148,43 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
         fmt::print(stderr, "hotpath: {}\n", planned.error().message);
         return 2;
     }
-    const plan p = std::move(*planned);
+    plan p = std::move(*planned);
+    // An open-model run whose connections cannot carry its rate leaves sends unsent: the exit code says so unless
+    // the user set their own bound (k6's dropped iterations, made a default threshold).
+    if (p.open_model() && std::none_of(p.thresholds.begin(), p.thresholds.end(),
+                                       [](const threshold& t) { return t.what == threshold::metric::dropped; })) {
+        auto dropped = parse_threshold("dropped<1%");
+        dropped->text = "dropped<1% (default)";
+        p.thresholds.push_back(std::move(*dropped));
+    }
+    const bool json_out = flags.json == "-";
+    std::FILE* const report_out = json_out ? stderr : stdout;
     const progress_mode mode = flags.quiet                    ? progress_mode::none
                                : ::isatty(STDERR_FILENO) != 0 ? progress_mode::terminal
                                                               : progress_mode::lines;
-    print_header(stdout, p);
-    std::fflush(stdout);
-    auto outcome = run(p, mode, stderr);
+    print_header(report_out, p);
+    std::fflush(report_out);
+    int stopped_by = 0;
+    auto outcome = run(p, mode, stderr, &stopped_by);
     if (!outcome) {
         fmt::print(stderr, "hotpath: {}\n", outcome.error().message);
         return 1;
     }
     const auto checks = evaluate(p, *outcome);
-    print_report(stdout, p, *outcome, checks);
-    if (!flags.json.empty()) {
+    print_report(report_out, p, *outcome, checks);
+    if (json_out) {
+        fmt::print(stdout, "{}\n", to_json(p, *outcome, checks));
+        std::fflush(stdout);
+    } else if (!flags.json.empty()) {
         std::ofstream out(flags.json, std::ios::binary);
         out << to_json(p, *outcome, checks) << "\n";
         if (!out) {
             fmt::print(stderr, "hotpath: cannot write {}\n", flags.json);
             return 1;
         }
+    }
+    if (stopped_by != 0) {
+        return 128 + stopped_by; // cut short: 130 for Ctrl-C, as a shell reports it
     }
     switch (judge(*outcome, checks)) {
     case verdict::passed:
@@ -209,7 +232,8 @@ runner define_load(CLI::App& cmd) {
 const registration load_registration{
     {"load", "Load an HTTP server: closed or open model, stages, thresholds, reports", define_load,
      "0 every threshold held, 1 the target's name did not resolve or a file could not be written, 2 bad usage, 3 a "
-     "threshold failed, 4 no request succeeded (the target is down or answered only errors)"}};
+     "threshold failed (an open-model run that never sent 1 % of its plan, too, unless --threshold dropped<...), 4 no "
+     "request succeeded (the target is down or answered only errors), 130 interrupted (Ctrl-C; 143 SIGTERM)"}};
 
 } // namespace
 } // namespace hotpath::cli

@@ -5,10 +5,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <csignal>
+#include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <regex>
 #include <string>
+#include <thread>
+#include <tuple>
 #include <vector>
 
 namespace hotpath {
@@ -178,6 +182,76 @@ TEST(load_cli_test, a_run_where_nothing_succeeded_exits_4_and_says_why) {
             << out;
         EXPECT_NE(out.find("0 errors"), std::string::npos) << "refused connections are not failed requests\n" << out;
     }
+}
+
+// Failure in the headline: the first line of the report says that nothing connected and that the run stopped
+// (as wrk does) instead of running its whole duration; asked to keep trying, it does.
+TEST(load_cli_test, a_target_where_nothing_connects_stops_after_the_grace_unless_asked_to_keep_trying) {
+    auto started = std::chrono::steady_clock::now();
+    auto [code, out] = run({"load", "http://127.0.0.1:1/", "-d", "20s", "-q", "-t", "1", "-c", "2"});
+    EXPECT_LT(std::chrono::steady_clock::now() - started, 8s) << out;
+    EXPECT_EQ(code, 4) << out;
+    const auto requests_line =
+        out.substr(out.find("  Requests "), out.find('\n', out.find("  Requests ")) - out.find("  Requests "));
+    EXPECT_NE(requests_line.find("connection attempts failed (Connection refused)"), std::string::npos) << out;
+    EXPECT_NE(requests_line.find("STOPPED: no connection opened in the first 2s"), std::string::npos) << out;
+
+    started = std::chrono::steady_clock::now();
+    std::tie(code, out) = run({"load", "http://127.0.0.1:1/", "-d", "3s", "-q", "-t", "1", "-c", "2", "--keep-trying"});
+    EXPECT_GE(std::chrono::steady_clock::now() - started, 2900ms) << out;
+    EXPECT_EQ(code, 4) << out;
+    EXPECT_EQ(out.find("STOPPED"), std::string::npos) << out;
+}
+
+// An open-model rate the connections cannot carry: the sends never made are in the headline and fail the run
+// (a default threshold, k6's dropped iterations), unless the user bounds them otherwise.
+TEST(load_cli_test, an_open_model_rate_the_connections_cannot_carry_fails_on_dropped_sends) {
+    child server({"serve", "weather", "--port", "0", "--threads", "1", "--delay", "50ms"});
+    const auto port = port_from(server.line());
+    ASSERT_NE(port, 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/weatherForecast";
+    auto [code, out] = run({"load", url, "--rate", "400", "-c", "1", "-d", "1s", "-q", "-t", "1"});
+    EXPECT_EQ(code, 3) << out;
+    EXPECT_NE(out.find("planned requests never sent"), std::string::npos) << out;
+    EXPECT_NE(out.find("dropped<1% (default) FAIL"), std::string::npos) << out;
+    std::tie(code, out) =
+        run({"load", url, "--rate", "400", "-c", "1", "-d", "1s", "-q", "-t", "1", "--threshold", "dropped<100%"});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_EQ(out.find("(default)"), std::string::npos) << out;
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait_exit(), 0);
+}
+
+// Ctrl-C: the partial report says the run was cut short, the JSON too, and the exit code is 130.
+TEST(load_cli_test, an_interrupted_run_is_marked_in_the_report_the_json_and_the_exit_code) {
+    platform srv;
+    ASSERT_NE(srv.port(), 0);
+    const std::string json = temp_path("interrupted.json");
+    child load({"load", srv.url("/plaintext"), "-d", "20s", "-c", "2", "-t", "1", "-q", "--json", json});
+    load.line(); // the header: the run has started
+    std::this_thread::sleep_for(1s);
+    load.signal(SIGINT);
+    const std::string out = load.rest();
+    EXPECT_EQ(load.wait_exit(), 130) << out;
+    EXPECT_NE(out.find("INTERRUPTED by SIGINT after"), std::string::npos) << out;
+    std::ifstream in(json);
+    const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_NE(doc.find(R"("ended":"interrupted")"), std::string::npos) << doc;
+    EXPECT_NE(doc.find(R"("signal":"SIGINT")"), std::string::npos) << doc;
+    std::remove(json.c_str());
+}
+
+// --json - writes the document to standard output, alone; the report goes to standard error.
+TEST(load_cli_test, json_to_standard_output) {
+    platform srv;
+    ASSERT_NE(srv.port(), 0);
+    child sh("/bin/sh", {"-c", std::string(HOTPATH_BINARY) + " load " + srv.url("/plaintext") +
+                                   " -d 500ms -c 2 -t 1 -q --json - 2>/dev/null"});
+    const std::string out = sh.rest();
+    EXPECT_EQ(sh.wait_exit(), 0) << out;
+    EXPECT_EQ(out.rfind(R"({"schema":"hotpath-load/1")", 0), 0u) << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+    EXPECT_NE(out.find(R"("ended":"completed")"), std::string::npos) << out;
 }
 
 // The header tells what runs as it starts, not only at the end.

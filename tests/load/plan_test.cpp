@@ -109,7 +109,12 @@ TEST(plan_test, thresholds) {
     ASSERT_TRUE(t);
     EXPECT_FALSE(t->less);
     EXPECT_EQ(t->limit, 1000);
-    for (const char* bad : {"p95", "p95<150", "p101<1s", "latency<1s", "errors<x", "rps>fast"}) {
+    t = parse_threshold("dropped<1%");
+    ASSERT_TRUE(t) << t.error().message;
+    EXPECT_EQ(t->what, threshold::metric::dropped);
+    EXPECT_DOUBLE_EQ(t->limit, 0.01);
+    for (const char* bad :
+         {"p95", "p95<150", "p101<1s", "latency<1s", "errors<x", "rps>fast", "dropped<1", "dropped<x%"}) {
         EXPECT_FALSE(parse_threshold(bad)) << bad;
     }
 }

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -340,12 +342,32 @@ TEST(load_json, refuses_malformed_input_with_one_line) {
     }
 }
 
+// How a run ended travels through the file (an older file without it reads as completed), and a merge of runs
+// made together is cut short when one of them was.
+TEST(load_json, how_a_run_ended_round_trips_and_merges) {
+    const std::string doc = valid_document();
+    EXPECT_EQ(must_read(doc).r.ended, results::ending::completed);
+    EXPECT_EQ(must_read(with(doc, {"ended"}, {}, true)).r.ended, results::ending::completed);
+    const loaded_report cut = must_read(with(with(doc, {"ended"}, "interrupted"), {"signal"}, "SIGTERM"));
+    EXPECT_EQ(cut.r.ended, results::ending::interrupted);
+    EXPECT_EQ(cut.r.signal, SIGTERM);
+    EXPECT_NE(json_of(cut).find(R"("ended":"interrupted","signal":"SIGTERM")"), std::string::npos) << json_of(cut);
+    EXPECT_EQ(must_read(with(doc, {"ended"}, "unreachable")).r.ended, results::ending::unreachable);
+    EXPECT_FALSE(from_json(with(doc, {"ended"}, "finished")));
+
+    results merged = must_read(doc).r;
+    merged.merge(cut.r);
+    EXPECT_EQ(merged.ended, results::ending::interrupted);
+    EXPECT_EQ(merged.signal, SIGTERM);
+}
+
 TEST(load_json, every_field_of_the_wrong_kind_is_refused_or_ignored_without_crashing) {
     const std::string doc = valid_document();
     // Derived fields are recomputed from the exact state, so a wrong kind there is ignored; any other member
     // replaced by a value of another kind must be refused.
     const std::vector<std::string> derived = {"requests_per_second",
                                               "error_rate",
+                                              "dropped_rate",
                                               "measured_s",
                                               "planned_s",
                                               "warmup_s",

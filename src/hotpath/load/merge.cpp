@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -499,6 +500,23 @@ bool read_results(fields& doc, bool open_model, results& r, std::string& why) {
     }
     if (doc.has("connect_error") && !doc.text("connect_error", r.connect_error)) {
         return false;
+    }
+    // Written since runs say how they ended; absent from older files (completed).
+    if (doc.has("ended")) {
+        std::string ended;
+        if (!doc.text("ended", ended)) {
+            return false;
+        }
+        if (ended == "interrupted") {
+            r.ended = results::ending::interrupted;
+            std::string signal;
+            r.signal = doc.has("signal") && doc.text("signal", signal) && signal == "SIGTERM" ? SIGTERM : SIGINT;
+        } else if (ended == "unreachable") {
+            r.ended = results::ending::unreachable;
+        } else if (ended != "completed") {
+            why = "ended is '" + ended + "'; expected completed, interrupted or unreachable";
+            return false;
+        }
     }
     const json::object* statuses = doc.object("statuses");
     if (statuses == nullptr) {

@@ -191,6 +191,9 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
     if (o.no_keepalive) {
         p.keep_alive = false;
     }
+    if (o.keep_trying) {
+        p.keep_trying = true;
+    }
     if (o.pipeline) {
         p.pipeline = *o.pipeline;
     }

@@ -25,6 +25,7 @@ struct load_options {
     std::optional<std::string> body_file;
     std::optional<std::string> timeout;
     bool no_keepalive = false;
+    bool keep_trying = false; // --keep-trying: connect failures at the start do not end the run
     std::optional<unsigned> pipeline;
     std::optional<double> rate;
     std::optional<unsigned> max_connections;

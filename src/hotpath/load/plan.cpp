@@ -108,6 +108,16 @@ result<threshold, problem> parse_threshold(std::string_view text) {
         t.limit = v == "%" ? *n / 100 : *n;
         return t;
     }
+    if (name == "dropped") {
+        t.what = threshold::metric::dropped;
+        std::string_view v = value;
+        const auto n = take_number(v);
+        if (!n || v != "%") {
+            return fail("dropped takes a percentage of the planned sends, e.g. dropped<1%; got '" + t.text + "'");
+        }
+        t.limit = *n / 100;
+        return t;
+    }
     if (name == "rps") {
         t.what = threshold::metric::rps;
         std::string_view v = value;
@@ -131,7 +141,8 @@ result<threshold, problem> parse_threshold(std::string_view text) {
         t.what = threshold::metric::percentile;
         t.percentile = *n;
     } else {
-        return fail("unknown threshold metric '" + std::string(name) + "' (use p50..p99.9, mean, max, errors, rps)");
+        return fail("unknown threshold metric '" + std::string(name) +
+                    "' (use p50..p99.9, mean, max, errors, rps, dropped)");
     }
     const auto d = parse_duration(value);
     if (!d || value.empty() || !std::isalpha(static_cast<unsigned char>(value.back()))) {

@@ -31,14 +31,15 @@ result<std::vector<stage>, problem> parse_stages(std::string_view text);
 
 // A pass/fail condition on the final report: p50..p99.9 / mean / max latency, error rate, throughput.
 struct threshold {
-    enum class metric : std::uint8_t { percentile, mean, max, errors, rps } what = metric::percentile;
+    enum class metric : std::uint8_t { percentile, mean, max, errors, rps, dropped } what = metric::percentile;
     double percentile = 0; // for metric::percentile
     bool less = true;      // "<" (or "<="), else ">" (or ">=")
-    double limit = 0;      // ns for latencies, a fraction (0..1) for errors, requests/s for rps
+    double limit = 0;      // ns for latencies, a fraction (0..1) for errors and dropped, requests/s for rps
     std::string text;      // as written, for the report
 };
 
-// "p95<150ms", "p99.9<1s", "mean<20ms", "max<2s", "errors<8%", "rps>1000".
+// "p95<150ms", "p99.9<1s", "mean<20ms", "max<2s", "errors<8%", "rps>1000", "dropped<1%" (open model: the share
+// of planned sends never sent, all connections busy until the end; k6's dropped iterations).
 result<threshold, problem> parse_threshold(std::string_view text);
 
 // A check on each response to a request; a failed check counts as an error of class `check`.
@@ -85,6 +86,10 @@ struct plan {
     std::chrono::nanoseconds warmup{}; // results of this first period are left out of the report
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};
     bool keep_alive = true;
+    // Keep trying to connect for the whole run when nothing connects at first (a target still starting). Without
+    // it, a run where no connection opened within connect_grace of the start and attempts failed stops there.
+    bool keep_trying = false;
+    static constexpr std::chrono::seconds connect_grace{2};
     // Socket I/O of the workers' loops: io_uring where available (automatic), only io_uring, or epoll.
     enum class io_choice : std::uint8_t { automatic, uring, epoll } io = io_choice::automatic;
     unsigned pipeline = 1;

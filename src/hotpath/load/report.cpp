@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <csignal>
 #include <iterator>
 
 namespace hotpath::load {
@@ -123,6 +124,9 @@ std::vector<threshold_outcome> evaluate(const plan& p, const results& r) {
         case threshold::metric::rps:
             o.actual = rate_of(r);
             break;
+        case threshold::metric::dropped:
+            o.actual = r.dropped_rate();
+            break;
         }
         o.pass = t.less ? o.actual < t.limit : o.actual > t.limit;
         out.push_back(o);
@@ -149,8 +153,32 @@ void print_header(std::FILE* out, const plan& p) {
 
 void print_report(std::FILE* out, const plan& p, const results& r, const std::vector<threshold_outcome>& outcomes) {
     const auto& h = r.latency;
-    fmt::print(out, "  Requests     {} responses in {:.2f}s, {:.1f}/s; {} errors ({:.2f}%)\n", r.responses,
-               seconds_of(r.measured), rate_of(r), r.error_total(), error_rate_of(r) * 100);
+    // The headline says what went wrong with the run itself: connections that failed, sends the plan made that
+    // were never sent, a run cut short.
+    std::string headline = fmt::format("{} responses in {:.2f}s, {:.1f}/s; {} errors ({:.2f}%)", r.responses,
+                                       seconds_of(r.measured), rate_of(r), r.error_total(), error_rate_of(r) * 100);
+    if (r.connect_failures != 0) {
+        headline += fmt::format("; {} of {} connection attempts failed ({})", r.connect_failures, r.connect_attempts,
+                                r.connect_error.empty() ? "no reason" : r.connect_error);
+    }
+    if (r.unsent != 0) {
+        headline += fmt::format("; {} planned requests never sent ({:.1f}%: connections ran out)", r.unsent,
+                                r.dropped_rate() * 100);
+    }
+    switch (r.ended) {
+    case results::ending::completed:
+        break;
+    case results::ending::interrupted:
+        headline += fmt::format("; INTERRUPTED by {} after {:.2f}s of {:.2f}s planned",
+                                r.signal == SIGTERM ? "SIGTERM" : "SIGINT", seconds_of(r.measured + p.warmup),
+                                seconds_of(p.total_time()));
+        break;
+    case results::ending::unreachable:
+        headline += fmt::format("; STOPPED: no connection opened in the first {}s (--keep-trying waits the whole run)",
+                                plan::connect_grace.count());
+        break;
+    }
+    fmt::print(out, "  Requests     {}\n", headline);
     if (h.count() == 0) {
         fmt::print(out, "  Latency      no responses\n");
     } else {
@@ -247,9 +275,11 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
     for (const auto& o : outcomes) {
         const bool is_latency = o.rule->what == threshold::metric::percentile ||
                                 o.rule->what == threshold::metric::mean || o.rule->what == threshold::metric::max;
-        const std::string actual = is_latency                                  ? format_duration_ns(o.actual)
-                                   : o.rule->what == threshold::metric::errors ? fmt::format("{:.2f}%", o.actual * 100)
-                                                                               : fmt::format("{:.1f}/s", o.actual);
+        const std::string actual =
+            is_latency ? format_duration_ns(o.actual)
+            : o.rule->what == threshold::metric::errors || o.rule->what == threshold::metric::dropped
+                ? fmt::format("{:.2f}%", o.actual * 100)
+                : fmt::format("{:.1f}/s", o.actual);
         fmt::print(out, "  Threshold    {:<16} {} (actual {})\n", o.rule->text, o.pass ? "pass" : "FAIL", actual);
     }
     if (judge(r, outcomes) == verdict::nothing_succeeded) {
@@ -306,6 +336,13 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     }
     doc["late"] = r.late;
     doc["unsent"] = r.unsent;
+    doc["dropped_rate"] = r.dropped_rate();
+    doc["ended"] = r.ended == results::ending::completed     ? "completed"
+                   : r.ended == results::ending::interrupted ? "interrupted"
+                                                             : "unreachable";
+    if (r.signal != 0) {
+        doc["signal"] = r.signal == SIGTERM ? "SIGTERM" : "SIGINT";
+    }
     boost::json::object errors;
     for (std::size_t e = 0; e < error_class_count; ++e) {
         errors[to_string(static_cast<error_class>(e))] = r.errors[e];

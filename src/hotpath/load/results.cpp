@@ -71,6 +71,10 @@ void results::merge(const results& other) {
         connect_error = other.connect_error;
     }
     measured = std::max(measured, other.measured);
+    if (ended == ending::completed && other.ended != ending::completed) {
+        ended = other.ended; // a run merged from several is cut short if any of them was
+        signal = other.signal;
+    }
     if (per_request.size() < other.per_request.size()) {
         per_request.resize(other.per_request.size());
     }
@@ -99,6 +103,11 @@ std::uint64_t results::error_total() const noexcept {
         total += e;
     }
     return total;
+}
+
+double results::dropped_rate() const noexcept {
+    const std::uint64_t planned = unsent + responses + error_total();
+    return planned == 0 ? 0.0 : static_cast<double>(unsent) / static_cast<double>(planned);
 }
 
 } // namespace hotpath::load

@@ -57,6 +57,11 @@ struct results {
     std::uint64_t connections_opened = 0; // attempts that succeeded
     std::string connect_error;            // the first failed attempt's reason, "" if none failed
     std::chrono::nanoseconds measured{};  // length of the measured window (warm-up excluded)
+    // How the run ended: as planned; cut short by SIGINT or SIGTERM (`signal`); or given up because nothing
+    // connected within plan::connect_grace (see plan::keep_trying). Set by the runner; merged, the first that was
+    // not completed.
+    enum class ending : std::uint8_t { completed, interrupted, unreachable } ended = ending::completed;
+    int signal = 0;
     std::vector<second_sample> seconds;
     std::vector<request_results> per_request; // one per scenario request, in the scenario's order
 
@@ -66,6 +71,8 @@ struct results {
     void close_seconds();
     void merge(const results& other);
     std::uint64_t error_total() const noexcept;
+    // Open model: the share of planned sends never sent (unsent against unsent, answered and failed); 0 without.
+    double dropped_rate() const noexcept;
 };
 
 } // namespace hotpath::load

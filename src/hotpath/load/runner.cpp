@@ -72,18 +72,33 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     std::uint64_t last_responses = 0;
     auto last_time = clock::now();
     bool stopped = false;
+    int signal = 0;
+    bool unreachable = false;
+    const auto stop_all = [&] {
+        stopped = true;
+        for (auto& w : workers) {
+            w->stop();
+        }
+    };
     while (running.load() != 0) {
         timespec wait{0, 50'000'000};
         if (const int got = sigtimedwait(&signals, nullptr, &wait); got > 0 && !stopped) {
-            stopped = true;
+            signal = got;
             if (stopped_by != nullptr) {
                 *stopped_by = got;
             }
-            for (auto& w : workers) {
-                w->stop();
-            }
+            stop_all();
         }
         const auto now = clock::now();
+        // Nothing connected within the grace, and attempts failed: the target is down or refuses, and waiting the
+        // whole run would only say so later (wrk stops at once). A target that comes up within the grace, or a
+        // run asked to keep trying, goes on.
+        if (!stopped && !p.keep_trying && now >= start + plan::connect_grace &&
+            live.connections_opened.load(std::memory_order_relaxed) == 0 &&
+            live.connect_failures.load(std::memory_order_relaxed) != 0) {
+            unreachable = true;
+            stop_all();
+        }
         if (mode == progress_mode::none || now < next_line) {
             continue;
         }
@@ -126,6 +141,10 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     for (auto& w : workers) {
         merged.merge(w->result());
     }
+    merged.signal = signal;
+    merged.ended = signal != 0   ? results::ending::interrupted
+                   : unreachable ? results::ending::unreachable
+                                 : results::ending::completed;
     return merged;
 }
 

@@ -279,9 +279,11 @@ void worker::on_connect_result(std::error_code ec) {
     ++results_.connect_attempts;
     if (!ec) {
         ++results_.connections_opened;
+        live_.connections_opened.fetch_add(1, std::memory_order_relaxed);
         return;
     }
     ++results_.connect_failures;
+    live_.connect_failures.fetch_add(1, std::memory_order_relaxed);
     if (results_.connect_error.empty()) {
         results_.connect_error = ec.message();
     }
@@ -348,8 +350,9 @@ void worker::check_timeouts(clock::time_point now) {
     }
     // A twentieth of the timeout (within 10 ms and 250 ms): a look at every connection 4 times a second for the
     // default 10 s, not 100 (9,000 connections made it a percent of the CPU).
-    next_timeout_check_ = now + std::clamp(std::chrono::duration_cast<clock::duration>(plan_.timeout / 20),
-                                           clock::duration{tick_period}, clock::duration{std::chrono::milliseconds{250}});
+    next_timeout_check_ =
+        now + std::clamp(std::chrono::duration_cast<clock::duration>(plan_.timeout / 20), clock::duration{tick_period},
+                         clock::duration{std::chrono::milliseconds{250}});
     for (auto& c : connections_) {
         if (c->busy() && now - c->oldest_sent() > plan_.timeout) {
             c->abort(error_class::timeout);

@@ -22,6 +22,8 @@ namespace hotpath::load {
 struct live_counters {
     std::atomic<std::uint64_t> responses{0}; // every response, warm-up included (the display's req/s)
     std::atomic<std::uint64_t> errors{0};    // failed requests in the measured window
+    std::atomic<std::uint64_t> connections_opened{0};
+    std::atomic<std::uint64_t> connect_failures{0};
     std::atomic<std::uint64_t> last_second_p95_ns{0};
     std::atomic<std::uint64_t> seconds_published{0}; // 0 until a whole measured second has a p95
 };
