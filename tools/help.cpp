@@ -218,6 +218,10 @@ constexpr foreign_option foreign_options[] = {
 
 } // namespace
 
+std::string aligned(const std::string& name, const std::string& description, std::size_t column) {
+    return line_up(name, description, column);
+}
+
 std::shared_ptr<CLI::FormatterBase> help_formatter() {
     return std::make_shared<formatter>();
 }

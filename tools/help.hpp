@@ -18,6 +18,9 @@ namespace hotpath::cli {
 // CLI11's default-value forms ("--no-originals{false}"), choices as "auto|uring|epoll".
 std::shared_ptr<CLI::FormatterBase> help_formatter();
 
+// "  name      description": the description wrapped to 80 columns, its lines aligned at `column`.
+std::string aligned(const std::string& name, const std::string& description, std::size_t column);
+
 // `hotpath --version`: the version, the commit and build type, whether allocations are counted, and the socket I/O
 // this kernel allows.
 void print_version(std::FILE* out);

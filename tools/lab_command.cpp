@@ -1,6 +1,7 @@
 // `hotpath lab [CASE] [--quick] [--out DIR]`: the case studies replayed end to end (src/hotpath/lab/); `lab diagnose
 // URL` reads any running hotpath service; `lab compare OLD NEW` sets two runs side by side.
 #include "command.hpp"
+#include "help.hpp"
 
 #include <hotpath/lab/cases.hpp>
 #include <hotpath/lab/compare.hpp>
@@ -8,6 +9,7 @@
 #include <hotpath/lab/runner.hpp>
 
 #include <CLI/CLI.hpp>
+#include <fmt/core.h>
 
 #include <cstdio>
 #include <memory>
@@ -19,7 +21,30 @@ struct lab_command_options {
     lab::lab_options run;
     lab::diagnose_options diagnose;
     std::string compare_old, compare_new, compare_html;
+    std::string which; // the case named on the command line; none: list the cases
 };
+
+// `hotpath lab` with no case: what there is and how to start, rather than the full five cases at once (sync-io
+// alone holds 4,000 users for minutes).
+int list_cases(const lab::lab_options& run) {
+    lab::lab_options all = run;
+    all.which = "all";
+    auto cases = lab::plan_cases(all);
+    if (!cases) {
+        fmt::print(stderr, "hotpath: {}\n", cases.error().message);
+        return 1;
+    }
+    fmt::print("The write-ups' five cases (docs/lab.md), each run beside its .NET original:\n\n");
+    for (const auto& c : *cases) {
+        fmt::print("{}", aligned(c.name, c.title, 13));
+    }
+    fmt::print("\nStart with every case scaled down (under 3 minutes on 2 cores):\n"
+               "  hotpath lab all --quick\n"
+               "then one case at full size, e.g.:\n"
+               "  hotpath lab fanout\n"
+               "Results go to lab-results/ (--out): a result.json per case and report.html.\n");
+    return 0;
+}
 
 runner define_lab(CLI::App& cmd) {
     auto o = std::make_shared<lab_command_options>();
@@ -30,8 +55,8 @@ runner define_lab(CLI::App& cmd) {
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
         choices.emplace_back("all");
-        c.add_option("case", o->run.which, "Which case: fanout, freight, platform, sync-io, redirect or all")
-            ->capture_default_str()
+        c.add_option("case", o->which,
+                     "Which case: fanout, freight, platform, sync-io, redirect or all; none: list them")
             ->check(CLI::IsMember(choices));
         c.add_flag("--quick", o->run.quick,
                    "Scaled-down profiles: the whole of `lab all --quick` takes under 3 minutes on 2 cores");
@@ -66,13 +91,17 @@ runner define_lab(CLI::App& cmd) {
         if (compare->parsed()) {
             return lab::run_compare(o->compare_old, o->compare_new, o->compare_html, stdout, stderr);
         }
+        if (o->which.empty()) {
+            return list_cases(o->run);
+        }
+        o->run.which = o->which;
         return lab::run_lab(o->run, stdout, stderr);
     };
 }
 
 const registration lab_registration{
     {"lab", "Replay the case studies: start the services, load them, diagnose, compare with the write-ups", define_lab,
-     "0 done, 1 a case could not run (a service failed to start, a file could not be written), 2 bad usage or "
+     "0 done, 1 a case could not run (a service failed to start, a file could not be written), 2 bad usage, 3 "
      "not a hotpath service (diagnose), 130 interrupted (Ctrl-C)"}};
 
 } // namespace

@@ -4,6 +4,8 @@
 #include <hotpath/probe/probe.hpp>
 #include <hotpath/probe/report.hpp>
 
+#include <hotpath/core/units.hpp>
+
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
@@ -45,6 +47,13 @@ int run_probe(probe_flags& flags, const CLI::App& cmd) {
     }
     if (cmd.count("--data") > 0) {
         flags.o.body = flags.body;
+        // `-d 2s` typed as for `hotpath load`: here -d is curl's, the body. Sent as asked, but said.
+        if (parse_duration(flags.body) && flags.body.find_first_not_of("0123456789. ") != std::string::npos) {
+            fmt::print(stderr,
+                       "hotpath: warning: -d is the request body here, as curl's: '{}' goes as a {} body; for more "
+                       "requests give -n N (a duration is hotpath load's -d)\n",
+                       flags.body, cmd.count("--method") > 0 ? flags.method : "POST");
+        }
     }
     auto planned = probe::make_plan(flags.o);
     if (!planned) {

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -159,6 +161,31 @@ TEST(first_hour, other_tools_habits_are_met_or_named) {
     EXPECT_NE(r.out.find(" 0 errors"), std::string::npos) << r.out;
     server.signal(SIGTERM);
     EXPECT_EQ(server.wait_exit(), 0);
+}
+
+// A bare `hotpath lab` would have run all five cases at full size (sync-io alone holds 4,000 users for minutes):
+// it lists them and how to start instead, at once.
+TEST(first_hour, a_bare_lab_lists_the_cases_and_how_to_start) {
+    const auto started = std::chrono::steady_clock::now();
+    const ran r = run({"lab"});
+    EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds{5}) << r.out;
+    EXPECT_EQ(r.code, 0) << r.out;
+    for (const char* name : {"fanout", "freight", "platform", "sync-io", "redirect"}) {
+        EXPECT_NE(r.out.find("\n  " + std::string(name) + " "), std::string::npos) << name << "\n" << r.out;
+    }
+    EXPECT_NE(r.out.find("hotpath lab all --quick"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("started"), std::string::npos) << "nothing runs\n" << r.out;
+    EXPECT_LE(widest_line(r.out), 80u) << r.out;
+}
+
+// probe's -d is curl's (the body); one typed as load's duration is sent as asked, and said.
+TEST(first_hour, probe_warns_when_its_body_looks_like_a_duration) {
+    ran r = run({"probe", "http://127.0.0.1:1/", "-d", "2s"});
+    EXPECT_NE(r.out.find("warning: -d is the request body here, as curl's: '2s' goes as a POST body"),
+              std::string::npos)
+        << r.out;
+    r = run({"probe", "http://127.0.0.1:1/", "-d", "{\"id\": 2}"});
+    EXPECT_EQ(r.out.find("warning"), std::string::npos) << r.out;
 }
 
 } // namespace

@@ -148,6 +148,27 @@ TEST(lab_diagnose_test, a_healthy_service_is_nothing_wrong) {
     EXPECT_EQ(code, 0) << said;
     EXPECT_NE(said.find("verdict: nothing wrong"), std::string::npos) << said;
     EXPECT_EQ(said.find("problem "), std::string::npos) << said;
+    // The load's latency and the server's, each named for what it is.
+    EXPECT_NE(said.find("load (as its client saw it): "), std::string::npos) << said;
+    EXPECT_NE(said.find(", client p50 "), std::string::npos) << said;
+    EXPECT_NE(said.find("server p95 "), std::string::npos) << said;
+    EXPECT_NE(said.find("(GET /health/{part}): the rest is the network"), std::string::npos) << said;
+}
+
+// A path no route has: every answer a 404 is never "nothing wrong".
+TEST(lab_diagnose_test, a_path_that_answers_404_to_everything_is_a_problem) {
+    app routes;
+    routes.get("/health/{part}", [](request&, response& res) { res.text("fine"); });
+    routes.debug_routes("/debug/routes");
+    test::test_server s(routes, quiet());
+    ASSERT_TRUE(s.ok());
+    int code = -1;
+    const std::string said = diagnose(url(s, "/helth/disk"), code);
+    EXPECT_EQ(code, 0) << said;
+    EXPECT_NE(said.find("problem  client_errors"), std::string::npos) << said;
+    EXPECT_NE(said.find("answers matched no route (404): is the path one the service has?"), std::string::npos) << said;
+    EXPECT_NE(said.find("verdict: see the problems above"), std::string::npos) << said;
+    EXPECT_EQ(said.find("nothing wrong"), std::string::npos) << said;
 }
 
 TEST(lab_diagnose_test, watching_diagnoses_the_window_of_someone_elses_load) {
@@ -176,7 +197,7 @@ TEST(lab_diagnose_test, watching_diagnoses_the_window_of_someone_elses_load) {
     EXPECT_EQ(load.wait_exit(15s), 0) << load_said;
 }
 
-TEST(lab_diagnose_test, down_is_exit_1_and_not_hotpath_is_exit_2_in_one_line) {
+TEST(lab_diagnose_test, down_is_exit_1_and_not_hotpath_is_exit_3_in_one_line) {
     const std::uint16_t nothing = test::free_port();
     child down({"lab", "diagnose", "http://127.0.0.1:" + std::to_string(nothing), "-d", "1s"});
     std::string said = down.rest();
@@ -189,9 +210,10 @@ TEST(lab_diagnose_test, down_is_exit_1_and_not_hotpath_is_exit_2_in_one_line) {
     test::test_server s(routes, quiet());
     child other({"lab", "diagnose", url(s, "/"), "-d", "1s"});
     said = other.rest();
-    EXPECT_EQ(other.wait_exit(), 2) << said;
+    EXPECT_EQ(other.wait_exit(), 3) << said;
     EXPECT_EQ(std::count(said.begin(), said.end(), '\n'), 1) << said;
     EXPECT_NE(said.find("is not a hotpath service"), std::string::npos) << said;
+    EXPECT_NE(said.find("`hotpath load URL` measures it"), std::string::npos) << "a next step: " << said;
 }
 
 // --- compare -------------------------------------------------------------------------------------------------

@@ -31,6 +31,28 @@ std::vector<finding> diagnose_text(const std::string& json) {
     return parsed ? diagnose(*parsed) : std::vector<finding>{};
 }
 
+TEST(diagnosis_test, mostly_4xx_is_a_problem_not_nothing_wrong) {
+    const std::string refused =
+        R"j({"loops":1,"allocations_counted":false,"routes":[{"method":"POST","route":"/basket/{id}","requests":100,)j"
+        R"j("status":{"2xx":40,"4xx":60},"latency_ms":{"mean":1,"p50":1,"p95":1,"p99":1},)j"
+        R"j("share":{"app":0.9,"write":0.1}},{"method":"","route":"(no route)","requests":50,)j"
+        R"j("status":{"4xx":50},"latency_ms":{"mean":1,"p50":1,"p95":1,"p99":1},"share":{"app":1}}]})j";
+    const auto f = diagnose_text(refused);
+    ASSERT_EQ(f.size(), 2u);
+    for (const auto& one : f) {
+        EXPECT_EQ(one.what, finding::kind::client_errors) << one.text;
+        EXPECT_TRUE(one.problem);
+    }
+    const auto basket = std::find_if(f.begin(), f.end(), [](const finding& x) { return x.route == "/basket/{id}"; });
+    ASSERT_NE(basket, f.end());
+    EXPECT_NE(basket->text.find("60 of 100 answers of POST /basket/{id} are 4xx"), std::string::npos) << basket->text;
+    const auto none = std::find_if(f.begin(), f.end(), [](const finding& x) { return x.route == "(no route)"; });
+    ASSERT_NE(none, f.end());
+    EXPECT_NE(none->text.find("all 50 answers matched no route (404)"), std::string::npos) << none->text;
+    // Fewer than half: the route's figures are of its work.
+    EXPECT_EQ(diagnose_text(report("/ping", 100, 0, 0.9, 0.02, 0, 0)).at(0).what, finding::kind::healthy);
+}
+
 TEST(diagnosis_test, calls_awaited_one_after_another) {
     const auto f = diagnose_text(report("/orders/{id}/lines", 40, 0.92, 0.05, 0.01, 25, 1));
     ASSERT_FALSE(f.empty());

@@ -5,6 +5,7 @@
 #include "support/result_assert.hpp"
 #include <boost/json.hpp>
 #include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -124,6 +125,53 @@ std::string write_temp(const std::string& name, const std::string& text) {
     const auto path = std::filesystem::path(::testing::TempDir()) / ("hotpath_report_test_" + name);
     std::ofstream(path, std::ios::binary) << text;
     return path.string();
+}
+
+// The console report's distribution: a narrow one (every latency near 1 s) gets band labels that differ, with as
+// many decimals as that takes; a wide one keeps two.
+TEST(load_report, distribution_bands_never_repeat_a_label) {
+    const auto band_labels = [](const results& r) {
+        const plan p = make_plan(false);
+        std::string text;
+        {
+            std::FILE* out = std::tmpfile();
+            print_report(out, p, r, {});
+            std::rewind(out);
+            char buffer[4096];
+            for (std::size_t n; (n = std::fread(buffer, 1, sizeof(buffer), out)) > 0;) {
+                text.append(buffer, n);
+            }
+            std::fclose(out);
+        }
+        std::vector<std::string> labels;
+        std::size_t at = text.find("  Percentiles");
+        for (int band = 0; band < 10 && at != std::string::npos; ++band) {
+            at = text.find('\n', at) + 1;
+            const std::size_t start = text.find_first_not_of(' ', at);
+            labels.push_back(text.substr(start, text.find(' ', start) - start));
+        }
+        return labels;
+    };
+    auto narrow = make_results();
+    for (int i = 0; i < 1000; ++i) {
+        narrow->latency.record_ns(1'010'000'000 + static_cast<std::uint64_t>(i) * 20'000);
+    }
+    narrow->responses = narrow->successes = 1000;
+    narrow->measured = std::chrono::seconds{10};
+    auto labels = band_labels(*narrow);
+    ASSERT_EQ(labels.size(), 10u);
+    EXPECT_EQ(std::adjacent_find(labels.begin(), labels.end()), labels.end())
+        << fmt::format("{}", fmt::join(labels, " "));
+    auto wide = make_results();
+    for (std::uint64_t ns = 1000; ns < 1'000'000'000; ns *= 3) {
+        wide->latency.record_ns(ns);
+    }
+    wide->responses = wide->successes = 19;
+    wide->measured = std::chrono::seconds{1};
+    labels = band_labels(*wide);
+    ASSERT_EQ(labels.size(), 10u);
+    EXPECT_EQ(labels.front(), "1.00us");
+    EXPECT_EQ(std::adjacent_find(labels.begin(), labels.end()), labels.end());
 }
 
 TEST(load_json, round_trip_is_bit_exact) {

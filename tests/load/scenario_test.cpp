@@ -1,4 +1,5 @@
 // Scenario files: the five case examples, CSV feeds, placeholders, every validation error, and the TOML round trip.
+#include <hotpath/core/units.hpp>
 #include <hotpath/load/feed.hpp>
 #include <hotpath/load/scenario.hpp>
 
@@ -242,6 +243,18 @@ TEST(scenario_test, keys_left_out_keep_the_callers_values) {
     EXPECT_EQ(p.scenario.at(0).weight, 1);
 }
 
+// One rule for a bare number as a duration, in a file as on the command line (-d 2): seconds.
+TEST(scenario_test, a_bare_number_is_seconds_as_on_the_command_line) {
+    plan p;
+    ASSERT_TRUE(test::ok(load_scenario(
+        "url = \"http://h:81\"\n[load]\nduration = 2\nwarmup = 0.5\ntimeout = 1\n[[request]]\npath = \"/x\"\n", "",
+        p)));
+    EXPECT_EQ(p.duration, std::chrono::nanoseconds{2s});
+    EXPECT_EQ(p.warmup, std::chrono::nanoseconds{500ms});
+    EXPECT_EQ(p.timeout, std::chrono::nanoseconds{1s});
+    EXPECT_EQ(p.duration, *parse_duration("2")) << "the command line's reading of the same number";
+}
+
 // ----- CSV -----
 
 struct csv_case {
@@ -396,7 +409,10 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         {h + "[load]\nthreads = 5000\n" + r, "load.threads must be from 0 to 1024"},
         {h + "[load]\nrequests = 0\n" + r, "load.requests must be from 1"},
         {h + "[load]\npipeline = 1.5\n" + r, "load.pipeline must be an integer, not a float"},
-        {h + "[load]\nduration = 30\n" + r, "load.duration must be a duration string like \"30s\", not an integer"},
+        {h + "[load]\nduration = true\n" + r,
+         "load.duration must be a duration like \"30s\" (a bare number is seconds), not a boolean"},
+        {h + "[load]\nduration = -3\n" + r, "load.duration must be a duration like \"30s\""},
+        {h + "[load]\nduration = 0\n" + r, "load.duration must be a duration"},
         {h + "[load]\nduration = \"30 parsecs\"\n" + r, "load.duration must be a duration like \"30s\""},
         {h + "[load]\nduration = \"0s\"\n" + r, "load.duration must be a duration"},
         {h + "[load]\ntimeout = \"-1s\"\n" + r, "load.timeout must be a duration"},

@@ -1,6 +1,7 @@
 // Parsing and formatting of durations and sizes.
 #include <hotpath/core/units.hpp>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cmath>
@@ -80,17 +81,18 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
     return std::chrono::nanoseconds{static_cast<std::int64_t>(ns)};
 }
 
-std::string format_duration_ns(double ns) {
+std::string format_duration_ns(double ns, int decimals) {
     char text[48];
     int n = 0;
+    decimals = std::clamp(decimals, 0, 9);
     if (ns < 1e3) {
         n = std::snprintf(text, sizeof(text), "%.0fns", ns);
     } else if (ns < 1e6) {
-        n = std::snprintf(text, sizeof(text), "%.2fus", ns / 1e3);
+        n = std::snprintf(text, sizeof(text), "%.*fus", decimals, ns / 1e3);
     } else if (ns < 1e9) {
-        n = std::snprintf(text, sizeof(text), "%.2fms", ns / 1e6);
+        n = std::snprintf(text, sizeof(text), "%.*fms", decimals, ns / 1e6);
     } else {
-        n = std::snprintf(text, sizeof(text), "%.2fs", ns / 1e9);
+        n = std::snprintf(text, sizeof(text), "%.*fs", decimals, ns / 1e9);
     }
     return {text, static_cast<std::size_t>(std::max(n, 0))};
 }

@@ -19,9 +19,10 @@ std::optional<double> take_number(std::string_view& text) noexcept;
 // are truncated.
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
 
-// A duration for a person, to 3 significant digits in the largest unit under 1000 of it: "812ns", "35.07us",
-// "4.19ms", "1.03s" (a latency, a phase of a request).
-std::string format_duration_ns(double ns);
+// A duration for a person, in the largest unit under 1000 of it with `decimals` digits after the point (none for
+// nanoseconds): "812ns", "35.07us", "4.19ms", "1.03s" (a latency, a phase of a request). More decimals tell close
+// figures apart (the bands of a narrow distribution).
+std::string format_duration_ns(double ns, int decimals = 2);
 
 // A duration that parse_duration reads back to the same count: the largest of h, m, s, ms, us that holds it
 // exactly ("90s" is "90s", 1 h is "1h", 1.5 s is "1500ms"), else fractional microseconds. For files a program

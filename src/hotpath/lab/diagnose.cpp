@@ -70,8 +70,9 @@ scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
     return scrape_status::ok;
 }
 
-// The one line and exit code of a scrape that failed: 1 for a service down or overloaded, 2 for one that is not
-// hotpath. `down_words` says how it is down ("nothing answers at", before; "it stopped answering:", after).
+// The one line and exit code of a scrape that failed: 1 for a service down or overloaded, 3 for one that is not
+// hotpath (not bad usage: the service is another kind, and the line says what reads any service). `down_words` says how
+// it is down ("nothing answers at", before; "it stopped answering:", after).
 int scrape_failed(scrape_status st, const std::string& base, std::string_view down_words, const std::string& why,
                   std::FILE* err) {
     switch (st) {
@@ -79,8 +80,12 @@ int scrape_failed(scrape_status st, const std::string& base, std::string_view do
         fmt::print(err, "hotpath: lab diagnose: {} {}: {}\n", down_words, base, why);
         return 1;
     case scrape_status::not_hotpath:
-        fmt::print(err, "hotpath: lab diagnose: {} is not a hotpath service ({})\n", base, why);
-        return 2;
+        fmt::print(err,
+                   "hotpath: lab diagnose: {} is not a hotpath service ({}); lab diagnose reads hotpath's own route "
+                   "report: for any HTTP service, `hotpath load URL` measures it and `hotpath probe URL` times one "
+                   "request phase by phase\n",
+                   base, why);
+        return 3;
     case scrape_status::overloaded:
     case scrape_status::ok:
         break;
@@ -156,6 +161,9 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     }
 
     std::string how;
+    std::uint64_t client_p95_ns = 0;
+    std::uint64_t failed_requests = 0;
+    std::uint64_t sent_requests = 0;
     if (loading) {
         std::string what = plan.to.text();
         for (std::size_t i = 0; i < o.paths.size(); ++i) {
@@ -176,11 +184,16 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
             return 1;
         }
         const double seconds = std::chrono::duration<double>(r->measured).count();
-        fmt::print(out, "load: {} responses, {:.0f}/s, p50 {} p95 {} p99 {}, {} errors, {} answered 503\n",
+        fmt::print(out,
+                   "load (as its client saw it): {} responses, {:.0f}/s, client p50 {} p95 {} p99 {}, {} errors, {} "
+                   "answered 503\n",
                    thousands(r->responses), seconds > 0 ? static_cast<double>(r->responses) / seconds : 0.0,
                    ms_text(r->latency.value_at_percentile(50)), ms_text(r->latency.value_at_percentile(95)),
                    ms_text(r->latency.value_at_percentile(99)), thousands(r->error_total()),
                    thousands(r->statuses[503]));
+        client_p95_ns = r->latency.value_at_percentile(95);
+        failed_requests = r->error_total();
+        sent_requests = r->responses + r->error_total();
         how = "under the lab's load";
     } else {
         fmt::print(out, "hotpath lab diagnose: watching {} for {} (no load sent: give --load to send some)\n", base,
@@ -223,6 +236,23 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     }
     if (findings.empty()) {
         fmt::print(out, "  no route has answered enough requests to judge (give --load to send some)\n");
+    }
+    if (sent_requests > 0 && 2 * failed_requests > sent_requests) {
+        // Most requests never got an answer at all: whatever the routes say, the load did not reach them.
+        problem = true;
+        fmt::print(out, "  {:<8} {:<17} {} of {} requests of the load failed (no response: see the load line)\n",
+                   "problem", "failed_requests", thousands(failed_requests), thousands(sent_requests));
+    }
+    // The client's time and the server's apart, for the route the load went to most.
+    const route_figures* busiest = nullptr;
+    for (const auto& r : window.routes) {
+        busiest = busiest == nullptr || r.requests > busiest->requests ? &r : busiest;
+    }
+    if (client_p95_ns > 0 && busiest != nullptr && busiest->requests > 0) {
+        fmt::print(out,
+                   "  client p95 {}, server p95 {} ({} {}): the rest is the network, the kernel and the load's own "
+                   "wait for a connection\n",
+                   ms_text(client_p95_ns), format_duration_ns(busiest->p95_ms * 1e6), busiest->method, busiest->route);
     }
     fmt::print(out, "{}\n",
                problem            ? "verdict: see the problems above"

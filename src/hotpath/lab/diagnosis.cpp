@@ -55,6 +55,8 @@ std::string_view to_string(finding::kind k) noexcept {
         return "queueing";
     case finding::kind::server_errors:
         return "server_errors";
+    case finding::kind::client_errors:
+        return "client_errors";
     case finding::kind::allocation_churn:
         return "allocation_churn";
     case finding::kind::blocked_loop:
@@ -182,7 +184,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             if (r.max_concurrency <= 1) {
                 add(finding::kind::sequential_calls, true,
                     fmt::format("{} % of {} is downstream, {:.0f} calls per request, at most 1 call in flight: calls "
-                                "awaited one after another (p95 {})",
+                                "awaited one after another (server p95 {})",
                                 percent(r.downstream), name, calls, duration(r.p95_ms)));
             } else if (static_cast<double>(r.max_concurrency) >= calls) {
                 add(finding::kind::flooding, true,
@@ -192,7 +194,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             } else {
                 add(finding::kind::downstream_bound, false,
                     fmt::format("{} % of {} is downstream, {:.0f} calls per request, at most {} in flight: bounded "
-                                "concurrency (p95 {})",
+                                "concurrency (server p95 {})",
                                 percent(r.downstream), name, calls, r.max_concurrency, duration(r.p95_ms)));
             }
             any = true;
@@ -200,7 +202,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
         if (r.queue >= limits.queue_share && r.queue_mean_ms >= limits.queue_mean_ms) {
             add(finding::kind::queueing, true,
                 fmt::format("{} % of {} waits before its handler runs ({} on average): the server is saturated "
-                            "(p95 {})",
+                            "(server p95 {})",
                             percent(r.queue), name, duration(r.queue_mean_ms), duration(r.p95_ms)));
             any = true;
         }
@@ -212,6 +214,18 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                             refused > 0 ? fmt::format(" ({} answered 503 by the server's limits in all: see overload)",
                                                       thousands(refused))
                                         : std::string()));
+            any = true;
+        }
+        if (static_cast<double>(r.status_4xx) >= limits.client_error_share * static_cast<double>(r.requests)) {
+            const std::string share = r.status_4xx == r.requests
+                                          ? fmt::format("all {}", thousands(r.requests))
+                                          : fmt::format("{} of {}", thousands(r.status_4xx), thousands(r.requests));
+            add(finding::kind::client_errors, true,
+                r.route == "(no route)"
+                    ? fmt::format("{} answers matched no route (404): is the path one the service has?", share)
+                    : fmt::format("{} answers of {} are 4xx: the requests are refused (their method, path or "
+                                  "body?), so these figures are of refusing them, not of the work",
+                                  share, name));
             any = true;
         }
         if (r.allocations_per_request && *r.allocations_per_request >= limits.allocations_per_request) {
@@ -228,8 +242,8 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             const auto most = *std::max_element(parts.begin(), parts.end(),
                                                 [](const auto& a, const auto& b) { return a.second < b.second; });
             add(finding::kind::healthy, false,
-                fmt::format("nothing wrong on {}: {} requests, p95 {}, most of the time in {} ({} %)", name, r.requests,
-                            duration(r.p95_ms), most.first, percent(most.second)));
+                fmt::format("nothing wrong on {}: {} requests, server p95 {}, most of the time in {} ({} %)", name,
+                            r.requests, duration(r.p95_ms), most.first, percent(most.second)));
         }
     }
 

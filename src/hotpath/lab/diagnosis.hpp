@@ -30,6 +30,8 @@ struct finding {
         downstream_bound, // downstream-bound with bounded concurrency: the fix, not a fault
         queueing,         // time spent waiting for a loop or a slot before the handler ran
         server_errors,    // 5xx answers
+        client_errors,    // mostly 4xx answers: the requests are refused (a wrong path, method or body), so the
+                          // figures are those of refusing, not of the work asked for
         allocation_churn, // many heap allocations per request
         blocked_loop,     // the route's handler held its loop: stalls named for it and backed by its own app time
         busy_loop,        // stalls named for a route whose own handler time cannot explain them (a turn of many
@@ -55,6 +57,7 @@ struct diagnosis_limits {
     double queue_share = 0.2;             // a fifth of the time before the handler runs: the server is saturated,
     double queue_mean_ms = 1;             // if that wait is long enough to matter (a 20 us handler's share is noise)
     double error_share = 0.01;            // 1 % of answers are 5xx
+    double client_error_share = 0.5;      // most answers are 4xx: what was measured is the refusal
     double allocations_per_request = 100; // far above a lean handler's handful
     // A route held its loop when the watchdog named it and its handlers' own time on the loop covers at least this
     // share of the stalls' length: the watchdog names the last handler of a long turn, and a turn of thousands of

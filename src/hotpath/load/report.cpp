@@ -207,13 +207,23 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
             band_counts[std::clamp(b, 0, bands - 1)] += counts[i];
         }
         const std::uint64_t most = *std::max_element(std::begin(band_counts), std::end(band_counts));
+        // Each band labelled by where it starts, with as many decimals as it takes to tell the labels apart (a
+        // narrow distribution, all near 1 s, would read "1.01s" three times).
+        std::string labels[bands];
+        for (int decimals = 2; decimals <= 6; ++decimals) {
+            for (int b = 0; b < bands; ++b) {
+                labels[b] = format_duration_ns(lo * std::pow(hi / lo, static_cast<double>(b) / bands), decimals);
+            }
+            if (std::adjacent_find(std::begin(labels), std::end(labels)) == std::end(labels)) {
+                break;
+            }
+        }
         for (int b = 0; b < bands; ++b) {
-            const double from = lo * std::pow(hi / lo, static_cast<double>(b) / bands);
             const auto width =
                 most == 0 ? 0
                           : static_cast<int>(40.0 * static_cast<double>(band_counts[b]) / static_cast<double>(most));
-            fmt::print(out, "    {:>9} {:<40} {}\n", format_duration_ns(from),
-                       std::string(static_cast<std::size_t>(width), '#'), band_counts[b]);
+            fmt::print(out, "    {:>11} {:<40} {}\n", labels[b], std::string(static_cast<std::size_t>(width), '#'),
+                       band_counts[b]);
         }
     }
     std::string statuses;

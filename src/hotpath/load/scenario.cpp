@@ -8,6 +8,7 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -168,15 +169,24 @@ bool get_duration(const toml::table& t, std::string_view key, std::string_view f
     if (n == nullptr) {
         return true;
     }
-    const auto* text = n->as_string();
-    if (text == nullptr) {
-        return wrong_type(why, *n, full, "a duration string like \"30s\"");
+    // A bare number is seconds, as on the command line (-d 2).
+    std::optional<std::chrono::nanoseconds> d;
+    std::string given;
+    if (const auto* text = n->as_string(); text != nullptr) {
+        given = text->get();
+        d = parse_duration(given);
+    } else if (n->is_integer() || n->is_floating_point()) {
+        const double seconds =
+            n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+        char digits[32];
+        given.assign(digits, std::to_chars(digits, digits + sizeof(digits), seconds).ptr);
+        d = seconds >= 0 ? parse_duration(given) : std::nullopt;
+    } else {
+        return wrong_type(why, *n, full, "a duration like \"30s\" (a bare number is seconds)");
     }
-    const auto d = parse_duration(text->get());
     if (!d || (!zero_ok && d->count() <= 0)) {
         return fail(why, *n,
-                    std::string(full) + " must be a duration like \"30s\", \"250ms\" or \"2m\"; got \"" + text->get() +
-                        "\"");
+                    std::string(full) + " must be a duration like \"30s\", \"250ms\" or \"2m\"; got \"" + given + "\"");
     }
     out = *d;
     return true;
