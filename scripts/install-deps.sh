@@ -11,6 +11,8 @@ packages=(
     clang-14 libclang-rt-14-dev
     # peers for tests and benchmarks
     curl nginx-light wrk apache2-utils nghttp2-client procps
+    # script(1): a terminal for the CLI tests of the progress display
+    bsdutils
     # promtool checks the metrics exposition
     prometheus
     # hotpath lab's report.html: headless chromium opens the page in lab_report_browser_test (npm: below)

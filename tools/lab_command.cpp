@@ -82,7 +82,10 @@ runner define_lab(CLI::App& cmd) {
     when_chosen(*compare, [o](CLI::App& c) {
         c.add_option("old", o->compare_old, "The earlier run: a result.json or a lab --out folder")->required();
         c.add_option("new", o->compare_new, "The later run: a result.json or a lab --out folder")->required();
-        c.add_option("--html", o->compare_html, "Also write a self-contained comparison page to this file");
+        c.add_option("--html", o->compare_html,
+                     "Also write a self-contained comparison page to this file; - for standard output (the "
+                     "comparison's text then "
+                     "goes to standard error)");
     });
     return [o, diagnose, compare]() -> int {
         if (diagnose->parsed()) {

@@ -163,6 +163,30 @@ TEST(first_hour, other_tools_habits_are_met_or_named) {
     EXPECT_EQ(server.wait_exit(), 0);
 }
 
+// On a terminal the progress is a bar redrawn in place, then cleared for the report; through a pipe no control
+// characters at all. (script(1) gives the run a terminal.)
+TEST(first_hour, load_on_a_terminal_and_through_a_pipe) {
+    child server({"serve", "platform", "--port", "0", "--threads", "1"});
+    const auto port = port_from(server.line());
+    ASSERT_NE(port, 0);
+    const std::string command =
+        std::string(HOTPATH_BINARY) + " load -d 1s -c 2 -t 1 http://127.0.0.1:" + std::to_string(port) + "/plaintext";
+    child terminal("/usr/bin/script", {"-qfec", command, "/dev/null"});
+    const std::string shown = terminal.rest();
+    EXPECT_EQ(terminal.wait_exit(), 0) << shown;
+    EXPECT_NE(shown.find("\r["), std::string::npos) << "a progress bar redrawn in place:\n" << shown;
+    EXPECT_NE(shown.find("\x1b[K"), std::string::npos) << shown;
+    EXPECT_NE(shown.find("  Requests "), std::string::npos) << shown;
+    const ran piped =
+        run({"load", "-d", "1s", "-c", "2", "-t", "1", "http://127.0.0.1:" + std::to_string(port) + "/plaintext"});
+    EXPECT_EQ(piped.code, 0) << piped.out;
+    EXPECT_EQ(piped.out.find('\r'), std::string::npos) << piped.out;
+    EXPECT_EQ(piped.out.find('\x1b'), std::string::npos) << piped.out;
+    EXPECT_NE(piped.out.find("  Requests "), std::string::npos) << piped.out;
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait_exit(), 0);
+}
+
 // A bare `hotpath lab` would have run all five cases at full size (sync-io alone holds 4,000 users for minutes):
 // it lists them and how to start instead, at once.
 TEST(first_hour, a_bare_lab_lists_the_cases_and_how_to_start) {

@@ -274,6 +274,13 @@ TEST(lab_compare_test, two_result_files_compare_and_a_bad_file_is_exit_2) {
     ASSERT_EQ(ok.wait_exit(), 0) << said;
     EXPECT_NE(said.find("-40.0 %  slower"), std::string::npos) << said;  // rps
     EXPECT_NE(said.find("+100.0 %  slower"), std::string::npos) << said; // p95
+    // --html -: the page alone on standard output.
+    child page("/bin/sh", {"-c", std::string(HOTPATH_BINARY) + " lab compare " + d + "/a.json " + d +
+                                     "/b.json --html - 2>/dev/null"});
+    said = page.rest();
+    ASSERT_EQ(page.wait_exit(), 0) << said;
+    EXPECT_EQ(said.rfind("<!doctype html>", 0), 0u) << said.substr(0, 200);
+    EXPECT_NE(said.find("</html>"), std::string::npos);
     for (const std::string& bad : {d + "/bad.json", d + "/missing.json"}) {
         child lab({"lab", "compare", d + "/a.json", bad});
         said = lab.rest();

@@ -342,6 +342,12 @@ int run_compare(const std::string& old_path, const std::string& new_path, const 
         return 2;
     }
     const comparison c = compare(*old_side, *new_side);
+    if (html_path == "-") {
+        // The page on standard output, alone; the comparison's text goes to standard error.
+        print_comparison(err, c, *old_side, *new_side);
+        fmt::print(out, "{}", comparison_html(c, *old_side, *new_side));
+        return 0;
+    }
     print_comparison(out, c, *old_side, *new_side);
     if (!html_path.empty()) {
         std::ofstream file(html_path, std::ios::binary | std::ios::trunc);
