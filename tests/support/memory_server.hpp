@@ -76,6 +76,16 @@ public:
         return met_;
     }
 
+    // Drops every peer (and what each received), so that a server kept for many runs (a fuzzer's) holds what one
+    // run needs, not all of them: each peer's connection must be gone (closed by the server). Peers returned before
+    // are invalid after.
+    void forget_peers() {
+        if (worker_->connection_count() != 0) {
+            throw std::logic_error("memory_server::forget_peers: a connection is still open");
+        }
+        transports_.peers().clear();
+    }
+
     worker& loop_worker() noexcept { return *worker_; }
     std::deque<memory_peer>& peers() noexcept { return transports_.peers(); }
 
