@@ -10,16 +10,6 @@ connection_timeouts::connection_timeouts(const http::limits& limits, net::clock:
       response_credit_bytes_(static_cast<double>(limits.min_response_bytes_per_second) *
                              static_cast<double>(limits.min_response_rate_grace.count())) {}
 
-void connection_timeouts::wait_headers(const http::limits& limits, net::clock::time_point now) noexcept {
-    waiting_ = waiting::headers;
-    deadline_ = now + limits.request_headers_timeout;
-}
-
-void connection_timeouts::wait_idle(const http::limits& limits, net::clock::time_point now) noexcept {
-    waiting_ = waiting::idle;
-    deadline_ = now + limits.keep_alive_timeout;
-}
-
 void connection_timeouts::wait_body(net::clock::time_point now, std::uint64_t already) noexcept {
     waiting_ = waiting::body_rate;
     body_started_ = now;
@@ -34,15 +24,6 @@ void connection_timeouts::wait_linger(net::clock::time_point now, net::clock::du
 void connection_timeouts::body_done() noexcept {
     if (waiting_ == waiting::body_rate) {
         waiting_ = waiting::none;
-    }
-}
-
-void connection_timeouts::received(const http::limits& limits, net::clock::time_point now,
-                                   std::uint64_t bytes) noexcept {
-    if (waiting_ == waiting::idle) {
-        wait_headers(limits, now);
-    } else if (waiting_ == waiting::body_rate) {
-        body_received_ += bytes;
     }
 }
 

@@ -35,8 +35,15 @@ public:
     connection_timeouts(const http::limits& limits, net::clock::time_point now) noexcept;
 
     waiting what() const noexcept { return waiting_; }
-    void wait_headers(const http::limits& limits, net::clock::time_point now) noexcept;
-    void wait_idle(const http::limits& limits, net::clock::time_point now) noexcept;
+    // Inline, with received(): once or twice per request.
+    void wait_headers(const http::limits& limits, net::clock::time_point now) noexcept {
+        waiting_ = waiting::headers;
+        deadline_ = now + limits.request_headers_timeout;
+    }
+    void wait_idle(const http::limits& limits, net::clock::time_point now) noexcept {
+        waiting_ = waiting::idle;
+        deadline_ = now + limits.keep_alive_timeout;
+    }
     // A body is due, `already` of its bytes here.
     void wait_body(net::clock::time_point now, std::uint64_t already) noexcept;
     void wait_linger(net::clock::time_point now, net::clock::duration for_how_long) noexcept;
@@ -45,7 +52,13 @@ public:
     void body_done() noexcept;
 
     // Bytes arrived: a kept-alive connection now waits for the rest of a head; a body's rate counts them.
-    void received(const http::limits& limits, net::clock::time_point now, std::uint64_t bytes) noexcept;
+    void received(const http::limits& limits, net::clock::time_point now, std::uint64_t bytes) noexcept {
+        if (waiting_ == waiting::idle) {
+            wait_headers(limits, now);
+        } else if (waiting_ == waiting::body_rate) {
+            body_received_ += bytes;
+        }
+    }
 
     // The tick. `unacknowledged`: when responses wait to be written, the bytes the peer has acknowledged so far
     // (transport::bytes_acknowledged()), otherwise nullopt. `reading_paused`: the connection stopped reading (its

@@ -5,17 +5,12 @@
 
 namespace hotpath {
 
-void request_body::start(http::body_framing framing, std::uint64_t content_length) noexcept {
-    reader_.start(framing, content_length);
-    held_ = used_ = 0;
-    complete_ =
-        framing == http::body_framing::none || (framing == http::body_framing::content_length && content_length == 0);
-}
-
 void request_body::start(http::body_framing framing, std::uint64_t content_length,
                          std::uint64_t max_body_bytes) noexcept {
     start(framing, content_length);
-    reader_.start(framing, content_length, max_body_bytes);
+    if (!complete_) {
+        reader_.start(framing, content_length, max_body_bytes);
+    }
 }
 
 http::status request_body::read(char* at, std::size_t arrived) noexcept {

@@ -21,7 +21,15 @@ public:
 
     // A new body, framed as its head says: at most limits.max_body_bytes when chunked, or `max_body_bytes` when
     // given (a streaming route's own limit; 0: none). Content-Length was checked against its limit by the caller.
-    void start(http::body_framing framing, std::uint64_t content_length) noexcept;
+    // Inline: every request starts one, most with no body at all, and then nothing else is touched.
+    void start(http::body_framing framing, std::uint64_t content_length) noexcept {
+        held_ = used_ = 0;
+        complete_ = framing == http::body_framing::none ||
+                    (framing == http::body_framing::content_length && content_length == 0);
+        if (!complete_) {
+            reader_.start(framing, content_length);
+        }
+    }
     void start(http::body_framing framing, std::uint64_t content_length, std::uint64_t max_body_bytes) noexcept;
 
     // Reads what arrived: `arrived` bytes from `at`, the first `used()` of them read before. The body bytes found

@@ -1,6 +1,7 @@
 // The request observer: time parts, Server-Timing, counters, route metrics and the access record.
 #include <hotpath/server/request_observer.hpp>
 
+#include <hotpath/net/transport.hpp>
 #include <hotpath/server/access_log.hpp>
 #include <hotpath/server/request_state.hpp>
 #include <hotpath/server/worker.hpp>
@@ -90,12 +91,12 @@ request_time_parts handled(const worker& w, request_state& s, std::chrono::stead
 }
 
 void answered(worker& w, const request_state& s, const request_time_parts& parts, std::size_t response_bytes,
-              std::unique_ptr<peer_address>& peer, int fd) noexcept {
+              std::unique_ptr<peer_address>& peer, const net::transport& from) noexcept {
     const unsigned status_class = std::min(http::to_int(s.res.status()) / 100, 5u);
     w.stats.responses_by_class[status_class].add();
     w.route_stats.at(s.route).record(status_class, parts, s.timing);
     if (w.log_ring != nullptr) {
-        log_access(*w.log_ring, s, parts, response_bytes, peer, fd);
+        log_access(*w.log_ring, s, parts, response_bytes, peer, peer == nullptr ? from.native_handle() : -1);
     }
 }
 

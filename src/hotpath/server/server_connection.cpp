@@ -519,8 +519,7 @@ void server_connection::finish_request() {
         streamed = st.out_bytes;
     }
     parts.write_ns = static_cast<std::uint64_t>((std::chrono::steady_clock::now() - finished).count());
-    request_observer::answered(owner_, s, parts, s.out.size() - out_before + streamed, peer_,
-                               transport_->native_handle());
+    request_observer::answered(owner_, s, parts, s.out.size() - out_before + streamed, peer_, *transport_);
 
     if (st.in) {
         request_bytes_ = head_bytes_; // the body's bytes are gone, piece by piece
