@@ -3,6 +3,7 @@
 
 #include <hotpath/core/alloc_count.hpp>
 #include <hotpath/core/build_info.hpp>
+#include <hotpath/core/spelling.hpp>
 #include <hotpath/net/uring.hpp>
 
 #include <CLI/CLI.hpp>
@@ -184,23 +185,6 @@ public:
         return desc;
     }
 };
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t up = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = up;
-        }
-    }
-    return row[b.size()];
-}
 
 // Words other tools give the options people type into `hotpath load` by habit.
 struct foreign_option {

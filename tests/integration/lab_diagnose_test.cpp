@@ -137,14 +137,22 @@ TEST(lab_diagnose_test, refusals_at_a_small_in_flight_limit_are_overload) {
     EXPECT_EQ(said.find("blocked_loop"), std::string::npos) << said; // 503s name no blocking handler
 }
 
-TEST(lab_diagnose_test, a_healthy_service_is_nothing_wrong) {
+// A service with one quick route and the route report.
+struct health_service {
+    health_service() {
+        routes.get("/health/{part}", [](request&, response& res) { res.text("fine"); });
+        routes.debug_routes("/debug/routes");
+        server = std::make_unique<test::test_server>(routes, quiet());
+    }
     app routes;
-    routes.get("/health/{part}", [](request&, response& res) { res.text("fine"); });
-    routes.debug_routes("/debug/routes");
-    test::test_server s(routes, quiet());
-    ASSERT_TRUE(s.ok());
+    std::unique_ptr<test::test_server> server;
+};
+
+TEST(lab_diagnose_test, a_healthy_service_is_nothing_wrong) {
+    health_service h;
+    ASSERT_TRUE(h.server->ok());
     int code = -1;
-    const std::string said = diagnose(url(s, "/health/disk"), code);
+    const std::string said = diagnose(url(*h.server, "/health/disk"), code);
     EXPECT_EQ(code, 0) << said;
     EXPECT_NE(said.find("verdict: nothing wrong"), std::string::npos) << said;
     EXPECT_EQ(said.find("problem "), std::string::npos) << said;
@@ -157,13 +165,10 @@ TEST(lab_diagnose_test, a_healthy_service_is_nothing_wrong) {
 
 // A path no route has: every answer a 404 is never "nothing wrong".
 TEST(lab_diagnose_test, a_path_that_answers_404_to_everything_is_a_problem) {
-    app routes;
-    routes.get("/health/{part}", [](request&, response& res) { res.text("fine"); });
-    routes.debug_routes("/debug/routes");
-    test::test_server s(routes, quiet());
-    ASSERT_TRUE(s.ok());
+    health_service h;
+    ASSERT_TRUE(h.server->ok());
     int code = -1;
-    const std::string said = diagnose(url(s, "/helth/disk"), code);
+    const std::string said = diagnose(url(*h.server, "/helth/disk"), code);
     EXPECT_EQ(code, 0) << said;
     EXPECT_NE(said.find("problem  client_errors"), std::string::npos) << said;
     EXPECT_NE(said.find("answers matched no route (404): is the path one the service has?"), std::string::npos) << said;

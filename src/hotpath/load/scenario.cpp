@@ -1,6 +1,8 @@
 // Reading scenario files: TOML (parsed with toml++) checked key by key into a plan.
 #include <hotpath/load/scenario.hpp>
 
+#include <hotpath/core/spelling.hpp>
+
 #include <hotpath/http/request_head.hpp>
 #include <hotpath/http/response.hpp>
 #include <hotpath/load/options.hpp>
@@ -51,23 +53,6 @@ std::string_view type_name(const toml::node& n) noexcept {
 
 bool wrong_type(std::string& why, const toml::node& n, std::string_view key, std::string_view expected) {
     return fail(why, n, std::string(key) + " must be " + std::string(expected) + ", not " + std::string(type_name(n)));
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-    std::vector<std::size_t> row(b.size() + 1);
-    for (std::size_t j = 0; j <= b.size(); ++j) {
-        row[j] = j;
-    }
-    for (std::size_t i = 1; i <= a.size(); ++i) {
-        std::size_t diagonal = row[0];
-        row[0] = i;
-        for (std::size_t j = 1; j <= b.size(); ++j) {
-            const std::size_t above = row[j];
-            row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-            diagonal = above;
-        }
-    }
-    return row[b.size()];
 }
 
 // Refuses keys outside `allowed`, suggesting the closest one: a typo must not be silently ignored.
