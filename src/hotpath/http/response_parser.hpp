@@ -57,9 +57,9 @@ public:
 
 private:
     const limits* limits_;
-    std::size_t scanned_ = 0;    // bytes searched for LFs
-    std::size_t line_start_ = 0; // where the line after the last complete one starts
-    std::size_t lines_ = 0;      // complete lines checked so far, the status line included
+    std::size_t scanned_ = 0;             // bytes searched for LFs
+    std::size_t line_start_ = 0;          // where the line after the last complete one starts
+    std::size_t lines_ = 0;               // complete lines checked so far, the status line included
     std::optional<std::uint64_t> length_; // the first Content-Length among the lines checked
 };
 

@@ -81,7 +81,8 @@ result<url, problem> parse_url(std::string_view text) {
     if (host.front() == '[') { // IP-literal (RFC 3986 §3.2.2)
         const auto close = host.find(']');
         // An IPv6 address has a colon: "[1]" or "[1.2.3.4]" would be written back without brackets, as IPv4.
-        if (close == std::string_view::npos || close == 1 || host.substr(1, close - 1).find(':') == std::string_view::npos ||
+        if (close == std::string_view::npos || close == 1 ||
+            host.substr(1, close - 1).find(':') == std::string_view::npos ||
             !std::all_of(host.begin() + 1, host.begin() + static_cast<std::ptrdiff_t>(close), ipv6_byte)) {
             return bad("bad IPv6 address in the URL: '" + std::string(authority) + "' (e.g. http://[::1]:8080/)");
         }

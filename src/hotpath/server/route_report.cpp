@@ -138,8 +138,8 @@ std::uint64_t count(const boost::json::object& o, std::string_view key) {
     }
     const double d = number(o, key); // NaN and negatives are 0; past 2^64 (1e20, 1e300) the largest count
     return d >= 18446744073709551616.0 ? std::numeric_limits<std::uint64_t>::max()
-           : d > 0                    ? static_cast<std::uint64_t>(d)
-                                      : 0;
+           : d > 0                     ? static_cast<std::uint64_t>(d)
+                                       : 0;
 }
 
 const boost::json::object& object_at(const boost::json::object& o, std::string_view key) {
