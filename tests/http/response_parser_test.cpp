@@ -663,6 +663,20 @@ TEST(response_parser, limits_at_their_maximum_do_not_overflow) {
     EXPECT_TRUE(same(parser.parse("HTTP/1.1 200 OK\r\n\r\n", head, false), complete(19)));
 }
 
+// Fed every prefix of `input` in turn (one buffer growing, as bytes arrive), the parser answers nothing or the
+// same as it did to the whole input.
+void expect_growing_input_answers(const limits& l, const std::string& input, const parse_result& expected) {
+    response_head head;
+    guarded_buffer buffer(input.size() + 1);
+    response_parser growing(l);
+    for (std::size_t k = 1; k <= input.size(); ++k) {
+        const parse_result step = growing.parse(buffer.place(std::string_view(input).substr(0, k)), head, false);
+        if (step.status != parse_status::incomplete) {
+            ASSERT_TRUE(same(step, expected)) << "growing to " << k << " bytes: " << describe(step);
+        }
+    }
+}
+
 // Found by the fuzzer: a field over the count (431 when its line ends), then, in bytes that arrive later, a bare LF
 // (400 at once). Lines are checked only when a call ends without the head; a call that refused a line must start
 // the next one from that line again, so that growing input keeps answering 431, as the whole input does.
@@ -675,14 +689,7 @@ TEST(response_parser, a_line_refused_before_a_later_bad_lf_answers_the_same_as_i
     const parse_result expected = whole.parse(input, head, false);
     ASSERT_EQ(expected.status, parse_status::error);
     EXPECT_EQ(expected.error, status::request_header_fields_too_large);
-    guarded_buffer buffer(input.size() + 1);
-    response_parser growing(four_fields);
-    for (std::size_t k = 1; k <= input.size(); ++k) {
-        const parse_result step = growing.parse(buffer.place(std::string_view(input).substr(0, k)), head, false);
-        if (step.status != parse_status::incomplete) {
-            ASSERT_TRUE(same(step, expected)) << "growing to " << k << " bytes: " << describe(step);
-        }
-    }
+    expect_growing_input_answers(four_fields, input, expected);
 }
 
 // Two Content-Length values that differ (400 at the second) before a field over the count (431 at its line): every
@@ -696,14 +703,7 @@ TEST(response_parser, differing_lengths_answer_400_before_a_later_field_over_the
     const parse_result expected = whole.parse(input, head, false);
     ASSERT_EQ(expected.status, parse_status::error);
     EXPECT_EQ(expected.error, status::bad_request);
-    guarded_buffer buffer(input.size() + 1);
-    response_parser growing(four_fields);
-    for (std::size_t k = 1; k <= input.size(); ++k) {
-        const parse_result step = growing.parse(buffer.place(std::string_view(input).substr(0, k)), head, false);
-        if (step.status != parse_status::incomplete) {
-            ASSERT_TRUE(same(step, expected)) << "growing to " << k << " bytes: " << describe(step);
-        }
-    }
+    expect_growing_input_answers(four_fields, input, expected);
 }
 
 TEST(response_parser, reset_starts_the_next_response) {
