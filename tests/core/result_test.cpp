@@ -130,24 +130,6 @@ TEST(result_test, a_problem_carries_its_code_and_its_message) {
     EXPECT_EQ(moved_out, "slow");
 }
 
-TEST(result_test, with_reason_turns_a_step_with_its_reason_beside_into_one_result) {
-    const auto even = [](int n) {
-        return with_reason<std::string>([n](std::string& out, std::string& why) {
-            if (n % 2 != 0) {
-                why = std::to_string(n) + " is odd";
-                return false;
-            }
-            out = std::to_string(n / 2);
-            return true;
-        });
-    };
-    ASSERT_TRUE(even(8).has_value());
-    EXPECT_EQ(*even(8), "4");
-    ASSERT_FALSE(even(7).has_value());
-    EXPECT_EQ(even(7).error().code, errc::invalid_value);
-    EXPECT_EQ(even(7).error().message, "7 is odd");
-}
-
 TEST(result_death_test, value_on_a_problem_aborts_with_its_message) {
     GTEST_FLAG_SET(death_test_style, "threadsafe");
     using told = result<int, problem>; // no comma inside the macro's argument

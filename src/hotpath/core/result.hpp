@@ -130,16 +130,4 @@ private:
     bool failed_ = false;
 };
 
-// The result of `step(out, why)`, a step that fills a default T and returns true, or returns false with a one-line
-// reason in `why`: where code written with its reason beside its answer becomes one result. `code` is a failure's.
-template <typename T, typename Step>
-result<T, problem> with_reason(Step&& step, std::error_code code = make_error_code(errc::invalid_value)) {
-    T out{};
-    std::string why;
-    if (!step(out, why)) {
-        return problem{code, std::move(why)};
-    }
-    return out;
-}
-
 } // namespace hotpath

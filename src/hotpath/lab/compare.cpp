@@ -31,12 +31,11 @@ double number(const boost::json::object& o, std::string_view key) {
                             : 0;
 }
 
-// One result.json into `side`; false with `why`.
-bool read_result(const fs::path& file, lab_side& side, std::string& why) {
+// One result.json into `side`; a problem when it cannot be.
+result<void, problem> read_result(const fs::path& file, lab_side& side) {
     std::ifstream in(file, std::ios::binary);
     if (!in) {
-        why = fmt::format("{}: cannot be read", file.string());
-        return false;
+        return problem{errc::invalid_value, fmt::format("{}: cannot be read", file.string())};
     }
     const std::string text{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
     boost::system::error_code ec;
@@ -44,22 +43,20 @@ bool read_result(const fs::path& file, lab_side& side, std::string& why) {
     const auto* o = ec ? nullptr : doc.if_object();
     const auto* schema = o != nullptr ? o->if_contains("schema") : nullptr;
     if (o == nullptr || schema == nullptr || !schema->is_string() || schema->get_string() != "hotpath-lab/1") {
-        why = fmt::format("{}: not a hotpath-lab/1 result (docs/lab.md)", file.string());
-        return false;
+        return problem{errc::invalid_value, fmt::format("{}: not a hotpath-lab/1 result (docs/lab.md)", file.string())};
     }
     const auto* name = o->if_contains("case");
     const auto* variants = o->if_contains("variants");
     if (name == nullptr || !name->is_string() || variants == nullptr || !variants->is_array()) {
-        why = fmt::format("{}: a hotpath-lab/1 result without \"case\" or \"variants\"", file.string());
-        return false;
+        return problem{errc::invalid_value,
+                       fmt::format("{}: a hotpath-lab/1 result without \"case\" or \"variants\"", file.string())};
     }
     case_figures c;
     for (const auto& v : variants->get_array()) {
         const auto* vo = v.if_object();
         const auto* vname = vo != nullptr ? vo->if_contains("name") : nullptr;
         if (vname == nullptr || !vname->is_string()) {
-            why = fmt::format("{}: a variant without a name", file.string());
-            return false;
+            return problem{errc::invalid_value, fmt::format("{}: a variant without a name", file.string())};
         }
         variant_figures f;
         f.rps = number(*vo, "rps");
@@ -82,7 +79,7 @@ bool read_result(const fs::path& file, lab_side& side, std::string& why) {
         }
     }
     side.cases[std::string(name->get_string())] = std::move(c);
-    return true;
+    return {};
 }
 
 figure_change judge(std::string name, bool higher_is_better, bool judged, double old_value, double new_value,
@@ -145,10 +142,7 @@ std::string row_name(const variant_change& r) {
 
 } // namespace
 
-namespace {
-
-// read_lab_side's work, its reason in `why`.
-std::optional<lab_side> read_side(const std::string& path, std::string& why) {
+result<lab_side, problem> read_lab_side(const std::string& path) {
     lab_side side;
     side.source = path;
     std::error_code ec;
@@ -164,36 +158,23 @@ std::optional<lab_side> read_side(const std::string& path, std::string& why) {
             files.push_back(fs::path(path) / "result.json");
         }
         if (files.empty()) {
-            why = fmt::format("{}: no <case>/result.json in this folder", path);
-            return std::nullopt;
+            return problem{errc::invalid_value, fmt::format("{}: no <case>/result.json in this folder", path)};
         }
         std::sort(files.begin(), files.end());
         for (const auto& f : files) {
-            if (!read_result(f, side, why)) {
-                return std::nullopt;
+            if (auto read = read_result(f, side); !read) {
+                return std::move(read).error();
             }
         }
         return side;
     }
     if (!fs::exists(path, ec)) {
-        why = fmt::format("{}: no such file or folder", path);
-        return std::nullopt;
+        return problem{errc::invalid_value, fmt::format("{}: no such file or folder", path)};
     }
-    if (!read_result(path, side, why)) {
-        return std::nullopt;
+    if (auto read = read_result(path, side); !read) {
+        return std::move(read).error();
     }
     return side;
-}
-
-} // namespace
-
-result<lab_side, problem> read_lab_side(const std::string& path) {
-    std::string why;
-    auto side = read_side(path, why);
-    if (!side) {
-        return problem{errc::invalid_value, std::move(why)};
-    }
-    return std::move(*side);
 }
 
 namespace {

@@ -21,26 +21,24 @@ using namespace std::chrono_literals;
 constexpr std::chrono::seconds scrape_timeout{5};
 
 // http://127.0.0.1:PORT[/path] or http://localhost:PORT[/path]: the lab reads services on this machine only.
-bool parse_local_url(const std::string& text, std::uint16_t& port, std::string& path, std::string& why) {
+result<void, problem> parse_local_url(const std::string& text, std::uint16_t& port, std::string& path) {
     auto u = http::parse_request_url(text);
     if (!u) {
-        why = std::move(u).error().message + " (e.g. http://127.0.0.1:5060)";
-        return false;
+        return problem{u.error().code, u.error().message + " (e.g. http://127.0.0.1:5060)"};
     }
     if (u->host != "127.0.0.1" && u->host != "localhost") {
-        why = fmt::format("'{}': lab diagnose reads services on 127.0.0.1 only", text);
-        return false;
+        return problem{errc::invalid_value, fmt::format("'{}': lab diagnose reads services on 127.0.0.1 only", text)};
     }
     port = u->port;
     path = u->target;
-    return true;
+    return {};
 }
 
-enum class scrape_status : std::uint8_t { ok, down, overloaded, not_hotpath };
-
 // An overloaded hotpath service refuses the report's request too (503 at its in-flight or connection limit):
-// asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all.
-scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
+// asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all. The problem's
+// code says how it failed: errc::overloaded (503 throughout), errc::unexpected_status or errc::invalid_json (not
+// hotpath), else the request's own (the service is down).
+result<route_report, problem> scrape(std::uint16_t port) {
     const auto until = std::chrono::steady_clock::now() + scrape_timeout;
     auto got = get_local(port, "/debug/routes", scrape_timeout);
     while (got && got->status == 503 && std::chrono::steady_clock::now() < until && !interrupted()) {
@@ -48,49 +46,42 @@ scrape_status scrape(std::uint16_t port, route_report& out, std::string& why) {
         got = get_local(port, "/debug/routes", scrape_timeout);
     }
     if (!got) {
-        why = got.error().message;
-        return scrape_status::down;
+        return std::move(got).error();
     }
     if (got->status == 503) {
-        why = fmt::format("GET /debug/routes answered 503 for {} s: the service is over its limits, even for its "
-                          "report",
-                          scrape_timeout.count());
-        return scrape_status::overloaded;
+        return problem{errc::overloaded,
+                       fmt::format("GET /debug/routes answered 503 for {} s: the service is over its limits, even for "
+                                   "its report",
+                                   scrape_timeout.count())};
     }
     if (got->status != 200) {
-        why = fmt::format("GET /debug/routes answered {}", got->status);
-        return scrape_status::not_hotpath;
+        return problem{errc::unexpected_status, fmt::format("GET /debug/routes answered {}", got->status)};
     }
     auto parsed = parse_route_report(got->body);
     if (!parsed) {
-        why = "GET /debug/routes is not a hotpath route report: " + parsed.error().message;
-        return scrape_status::not_hotpath;
+        return problem{errc::invalid_json,
+                       "GET /debug/routes is not a hotpath route report: " + parsed.error().message};
     }
-    out = std::move(*parsed);
-    return scrape_status::ok;
+    return std::move(*parsed);
 }
 
 // The one line and exit code of a scrape that failed: 1 for a service down or overloaded, 3 for one that is not
 // hotpath (not bad usage: the service is another kind, and the line says what reads any service). `down_words` says how
 // it is down ("nothing answers at", before; "it stopped answering:", after).
-int scrape_failed(scrape_status st, const std::string& base, std::string_view down_words, const std::string& why,
-                  std::FILE* err) {
-    switch (st) {
-    case scrape_status::down:
-        fmt::print(err, "hotpath: lab diagnose: {} {}: {}\n", down_words, base, why);
+int scrape_failed(const problem& failed, const std::string& base, std::string_view down_words, std::FILE* err) {
+    if (failed.code == errc::overloaded) {
+        fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, failed.message);
         return 1;
-    case scrape_status::not_hotpath:
+    }
+    if (failed.code == errc::unexpected_status || failed.code == errc::invalid_json) {
         fmt::print(err,
                    "hotpath: lab diagnose: {} is not a hotpath service ({}); lab diagnose reads hotpath's own route "
                    "report: for any HTTP service, `hotpath load URL` measures it and `hotpath probe URL` times one "
                    "request phase by phase\n",
-                   base, why);
+                   base, failed.message);
         return 3;
-    case scrape_status::overloaded:
-    case scrape_status::ok:
-        break;
     }
-    fmt::print(err, "hotpath: lab diagnose: {}: {}\n", base, why);
+    fmt::print(err, "hotpath: lab diagnose: {} {}: {}\n", down_words, base, failed.message);
     return 1;
 }
 
@@ -117,9 +108,8 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     block_stop_signals();
     std::uint16_t port = 0;
     std::string path;
-    std::string why;
-    if (!parse_local_url(o.url, port, path, why)) {
-        fmt::print(err, "hotpath: lab diagnose: {}\n", why);
+    if (auto parsed = parse_local_url(o.url, port, path); !parsed) {
+        fmt::print(err, "hotpath: lab diagnose: {}\n", parsed.error().message);
         return 2;
     }
     const auto length = parse_duration(o.duration);
@@ -154,10 +144,10 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         }
     }
 
-    route_report before;
     const std::string base = fmt::format("http://127.0.0.1:{}", port);
-    if (const auto st = scrape(port, before, why); st != scrape_status::ok) {
-        return scrape_failed(st, base, "nothing answers at", why, err);
+    auto before = scrape(port);
+    if (!before) {
+        return scrape_failed(before.error(), base, "nothing answers at", err);
     }
 
     std::string how;
@@ -206,11 +196,11 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         how = "under the load it had";
     }
 
-    route_report after;
-    if (const auto st = scrape(port, after, why); st != scrape_status::ok) {
-        return scrape_failed(st, base, "it stopped answering:", why, err);
+    auto after = scrape(port);
+    if (!after) {
+        return scrape_failed(after.error(), base, "it stopped answering:", err);
     }
-    route_report window = difference(before, after);
+    route_report window = difference(*before, *after);
     // The window's own scrape of the report is this tool's traffic, not the service's: left out of it.
     std::erase_if(window.routes,
                   [](const route_figures& r) { return r.method == "GET" && r.route == "/debug/routes"; });
@@ -224,7 +214,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
                    "the service started):\n",
                    o.duration, how, thousands(answered));
     } else {
-        window = after;
+        window = *after;
         fmt::print(out, "nothing was answered in the {}: diagnosis of everything since the service started:\n",
                    o.duration);
     }

@@ -55,12 +55,11 @@ std::vector<std::string> filled(std::vector<std::string> args, const std::string
 }
 
 // Where the originals are: o.peers_dir, or <this executable's folder>/../peers (build/release/hotpath ->
-// build/peers, where scripts/build-peers.sh publishes them). "" when they are off or none is built there, with
-// the reason in `why`.
-std::string originals_folder(const lab_options& o, std::string& why) {
+// build/peers, where scripts/build-peers.sh publishes them). A problem saying why when they are off or none is
+// built there.
+result<std::string, problem> originals_folder(const lab_options& o) {
     if (!o.originals) {
-        why = "--no-originals";
-        return {};
+        return problem{errc::invalid_value, "--no-originals"};
     }
     std::error_code ec;
     std::filesystem::path dir = o.peers_dir;
@@ -69,26 +68,20 @@ std::string originals_folder(const lab_options& o, std::string& why) {
     }
     // Every case's originals are published together: the platform one stands for them all.
     if (ec || ::access((dir / "platform" / "platform").c_str(), X_OK) != 0) {
-        why = fmt::format("the .NET originals are not built in {} (bash scripts/build-peers.sh needs dotnet)",
-                          dir.string());
-        return {};
+        return problem{errc::invalid_value,
+                       fmt::format("the .NET originals are not built in {} (bash scripts/build-peers.sh needs dotnet)",
+                                   dir.string())};
     }
     return dir.string();
 }
 
 // The plan of a variant; its port is the service's, set once it runs. With `dir` empty (before the case's folder
 // exists) a scenario is left out: the plan then serves only to check the profile and to say how long it takes.
-bool variant_plan(const variant_spec& v, const std::string& dir, load::plan& p, std::string& why) {
+result<load::plan, problem> variant_plan(const variant_spec& v, const std::string& dir) {
     load::load_options lo = v.load;
     lo.url = "http://127.0.0.1:1" + v.path_and_query;
     lo.scenario = dir.empty() ? "" : replaced(lo.scenario, "{dir}", dir);
-    auto planned = load::make_plan(lo);
-    if (!planned) {
-        why = std::move(planned).error().message;
-        return false;
-    }
-    p = std::move(*planned);
-    return true;
+    return load::make_plan(lo);
 }
 
 // What a plan sends, for a progress line: its URL, or a scenario's first request and its feed.
@@ -113,7 +106,7 @@ public:
             std::filesystem::remove_all(path_, ec);
         }
     }
-    bool create(const std::string& case_name, std::string& why) {
+    result<void, problem> create(const std::string& case_name) {
         std::error_code ec;
         auto base = std::filesystem::temp_directory_path(ec);
         if (ec) {
@@ -121,11 +114,12 @@ public:
         }
         std::string pattern = (base / ("hotpath-lab-" + case_name + "-XXXXXX")).string();
         if (::mkdtemp(pattern.data()) == nullptr) {
-            why = fmt::format("cannot create {}: {}", pattern, std::strerror(errno));
-            return false;
+            const int error = errno;
+            return problem{std::error_code(error, std::generic_category()),
+                           fmt::format("cannot create {}: {}", pattern, std::strerror(error))};
         }
         path_ = pattern;
-        return true;
+        return {};
     }
     const std::string& path() const { return path_; }
 
@@ -133,22 +127,23 @@ private:
     std::string path_;
 };
 
-// Scrapes and diagnoses one service; the reason goes into `why` when it cannot (a service whose loops are all
-// blocked does not answer: an outcome of the case, recorded, not a failure of the lab).
-bool scrape(const service& s, std::string& json, std::vector<finding>& findings, std::string& why) {
+// Scrapes and diagnoses one service; a problem saying why when it cannot (a service whose loops are all blocked
+// does not answer: an outcome of the case, recorded, not a failure of the lab).
+result<void, problem> scrape(const service& s, std::string& json, std::vector<finding>& findings) {
     auto got = get_local(s.port, "/debug/routes", scrape_timeout);
-    if (!got || got->status != 200) {
-        why = got ? fmt::format("GET /debug/routes answered {}", got->status) : got.error().message;
-        return false;
+    if (!got) {
+        return std::move(got).error();
+    }
+    if (got->status != 200) {
+        return problem{errc::unexpected_status, fmt::format("GET /debug/routes answered {}", got->status)};
     }
     json = got->body;
     auto parsed = parse_route_report(json);
     if (!parsed) {
-        why = std::move(parsed).error().message;
-        return false;
+        return std::move(parsed).error();
     }
     findings = diagnose(*parsed);
-    return true;
+    return {};
 }
 
 struct lab_run {
@@ -165,31 +160,35 @@ struct lab_run {
         std::fflush(progress);
     }
 
-    // Runs one case; false with `why` when it could not. Its services are stopped before its folder is removed.
-    bool run_case(const case_spec& c, service_set& services, case_outcome& outcome, std::string& why) {
+    // Runs one case; a problem when it could not. Its services are stopped before its folder is removed.
+    result<void, problem> run_case(const case_spec& c, service_set& services, case_outcome& outcome) {
         case_folder folder; // removed when the case ends, however it ends
         if (!c.files.empty() || !c.setup.empty()) {
-            if (!folder.create(c.name, why) || !prepare(c, folder.path(), why)) {
-                return false;
+            if (auto created = folder.create(c.name); !created) {
+                return created;
+            }
+            if (auto prepared = prepare(c, folder.path()); !prepared) {
+                return prepared;
             }
         }
-        bool ran = run_case_in(c, folder.path(), services, outcome, why);
+        auto ran = run_case_in(c, folder.path(), services, outcome);
         services.stop_all();
         if (ran && !peers.empty()) {
-            ran = run_originals(c, folder.path(), services, outcome, why);
+            ran = run_originals(c, folder.path(), services, outcome);
             services.stop_all();
         }
         return ran;
     }
 
-    // Loads one variant's service (hotpath's or an original) with the variant's plan; false with `why` when the
-    // load could not run or the lab was interrupted.
-    bool load_variant(const case_spec& c, const variant_spec& v, const std::string& dir, const service& target,
-                      variant_outcome& vo, std::string& why) {
-        if (!variant_plan(v, dir, vo.plan, why)) {
-            why = fmt::format("{}/{}: {}", c.name, vo.name, why);
-            return false;
+    // Loads one variant's service (hotpath's or an original) with the variant's plan; a problem when the load could
+    // not run or the lab was interrupted.
+    result<void, problem> load_variant(const case_spec& c, const variant_spec& v, const std::string& dir,
+                                       const service& target, variant_outcome& vo) {
+        auto planned = variant_plan(v, dir);
+        if (!planned) {
+            return problem{planned.error().code, fmt::format("{}/{}: {}", c.name, vo.name, planned.error().message)};
         }
+        vo.plan = std::move(*planned);
         vo.plan.to.port = target.port;
         const double expected = expected_seconds(vo.plan);
         say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
@@ -199,25 +198,23 @@ struct lab_run {
         auto r = load::run(vo.plan, mode, progress, &stopped_by);
         note_signal(stopped_by);
         if (interrupted()) {
-            why = "interrupted";
-            return false;
+            return problem{errc::cancelled, "interrupted"};
         }
         if (!r) {
-            why = std::move(r).error().message;
-            return false;
+            return std::move(r).error();
         }
         vo.results = std::move(*r);
         seconds_left = std::max(0.0, seconds_left - expected);
         ++phase;
-        return true;
+        return {};
     }
 
     // The write-up's own services on Kestrel: the shared ones, then each variant that has an original, loaded as
     // hotpath's was. They have no /debug/routes: their figures are the load's alone.
-    bool run_originals(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
-                       std::string& why) {
+    result<void, problem> run_originals(const case_spec& c, const std::string& dir, service_set& services,
+                                        case_outcome& outcome) {
         if (std::none_of(c.variants.begin(), c.variants.end(), [](const auto& v) { return v.original.has_value(); })) {
-            return true;
+            return {};
         }
         auto start = [&](const original_spec& o, const std::string& upstream, const std::string& label) {
             const std::uint16_t port = free_loopback_port();
@@ -226,23 +223,21 @@ struct lab_run {
                 argv.push_back(replaced(a, "{port}", std::to_string(port)));
             }
             auto started = services.start_peer(o.program, argv, port, o.ready_path, start_timeout);
-            if (!started) {
-                why = std::move(started).error().message;
-                return static_cast<const service*>(nullptr);
+            if (started) {
+                const service* s = *started;
+                say(fmt::format("{}: started the original {} on Kestrel (pid {}) on {}", label, o.program, s->pid,
+                                s->url()));
             }
-            const service* s = *started;
-            say(fmt::format("{}: started the original {} on Kestrel (pid {}) on {}", label, o.program, s->pid,
-                            s->url()));
-            return s;
+            return started;
         };
         std::string upstream;
         for (const original_spec& o : c.shared_originals) {
-            const service* s = start(o, "", c.name);
-            if (s == nullptr) {
-                return false;
+            auto s = start(o, "", c.name);
+            if (!s) {
+                return std::move(s).error();
             }
             if (upstream.empty()) {
-                upstream = s->url();
+                upstream = (*s)->url();
             }
         }
         for (const variant_spec& v : c.variants) {
@@ -252,26 +247,28 @@ struct lab_run {
             variant_outcome vo;
             vo.name = original_name(v.name);
             vo.original = true;
-            const service* target = start(*v.original, upstream, fmt::format("{}/{}", c.name, vo.name));
-            if (target == nullptr || !load_variant(c, v, dir, *target, vo, why)) {
-                return false;
+            auto target = start(*v.original, upstream, fmt::format("{}/{}", c.name, vo.name));
+            if (!target) {
+                return std::move(target).error();
+            }
+            if (auto loaded = load_variant(c, v, dir, **target, vo); !loaded) {
+                return loaded;
             }
             vo.scrape_error = "a .NET original: no /debug/routes (its figures are the load's)";
-            services.stop(target);
+            services.stop(*target);
             outcome.variants.push_back(std::move(vo));
         }
-        return true;
+        return {};
     }
 
-    bool run_case_in(const case_spec& c, const std::string& dir, service_set& services, case_outcome& outcome,
-                     std::string& why) {
+    result<void, problem> run_case_in(const case_spec& c, const std::string& dir, service_set& services,
+                                      case_outcome& outcome) {
         outcome.spec = c;
         std::vector<const service*> shared;
         for (const auto& args : c.shared) {
             auto started = services.start(filled(args, "", dir), start_timeout);
             if (!started) {
-                why = std::move(started).error().message;
-                return false;
+                return std::move(started).error();
             }
             const service* s = *started;
             say(fmt::format("{}: started {} (pid {}) on {}", c.name, s->name, s->pid, s->url()));
@@ -283,8 +280,7 @@ struct lab_run {
             if (!v.serve.empty()) {
                 auto started = services.start(filled(v.serve, upstream, dir), start_timeout);
                 if (!started) {
-                    why = std::move(started).error().message;
-                    return false;
+                    return std::move(started).error();
                 }
                 target = *started;
                 say(fmt::format("{}/{}: started {} (pid {}) on {}", c.name, v.name, target->name, target->pid,
@@ -292,10 +288,11 @@ struct lab_run {
             }
             variant_outcome vo;
             vo.name = v.name;
-            if (!load_variant(c, v, dir, *target, vo, why)) {
-                return false;
+            if (auto loaded = load_variant(c, v, dir, *target, vo); !loaded) {
+                return loaded;
             }
-            if (!scrape(*target, vo.routes_json, vo.diagnosis, vo.scrape_error)) {
+            if (auto scraped = scrape(*target, vo.routes_json, vo.diagnosis); !scraped) {
+                vo.scrape_error = std::move(scraped).error().message;
                 say(fmt::format("{}/{}: no report from {}: {}", c.name, v.name, target->name, vo.scrape_error));
                 // A service too busy to answer may still have said why on its output (the stall watchdog).
                 vo.diagnosis = diagnose_stall_lines(target->last_output());
@@ -308,36 +305,36 @@ struct lab_run {
         for (const service* s : shared) {
             shared_outcome so;
             so.name = s->name;
-            if (!scrape(*s, so.routes_json, so.diagnosis, so.scrape_error)) {
+            if (auto scraped = scrape(*s, so.routes_json, so.diagnosis); !scraped) {
+                so.scrape_error = std::move(scraped).error().message;
                 say(fmt::format("{}: no report from {}: {}", c.name, s->name, so.scrape_error));
             }
             outcome.shared.push_back(std::move(so));
         }
         services.stop_all();
-        return true;
+        return {};
     }
 
     // Writes the case's files into `dir`, then runs its setup commands there, in order.
-    bool prepare(const case_spec& c, const std::string& dir, std::string& why) {
+    result<void, problem> prepare(const case_spec& c, const std::string& dir) {
         for (const case_file& f : c.files) {
             const auto path = std::filesystem::path(dir) / f.name;
             std::ofstream out(path, std::ios::binary);
             out << f.text;
             out.close();
             if (!out) {
-                why = fmt::format("cannot write {}", path.string());
-                return false;
+                return problem{std::make_error_code(std::errc::io_error),
+                               fmt::format("cannot write {}", path.string())};
             }
         }
         for (const auto& command : c.setup) {
             const auto args = filled(command, "", dir);
             say(fmt::format("{}: setup: hotpath {}", c.name, fmt::join(args, " ")));
             if (auto ran = run_command(args, setup_timeout); !ran) {
-                why = std::move(ran).error().message;
-                return false;
+                return ran;
             }
         }
-        return true;
+        return {};
     }
 };
 
@@ -351,23 +348,23 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
         fmt::print(stderr, "hotpath: {}\n", cases.error().message);
         return 2;
     }
-    std::string why;
     run.cases = std::move(*cases);
-    run.peers = originals_folder(o, why);
-    if (run.peers.empty()) {
-        run.say(fmt::format("hotpath's side alone: {}", why));
+    if (auto peers = originals_folder(o); !peers) {
+        run.say(fmt::format("hotpath's side alone: {}", peers.error().message));
     } else {
+        run.peers = std::move(*peers);
         run.say(fmt::format("with the write-ups' own services on Kestrel from {}", run.peers));
     }
     for (const case_spec& c : run.cases) {
         for (const variant_spec& v : c.variants) {
-            load::plan p; // the profile checked before anything starts; the case makes its own with its scenario
-            if (!variant_plan(v, "", p, why)) {
-                fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, why);
+            // The profile checked before anything starts; the case makes its own with its scenario.
+            const auto p = variant_plan(v, "");
+            if (!p) {
+                fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, p.error().message);
                 return 1;
             }
             const int runs = v.original && !run.peers.empty() ? 2 : 1;
-            run.seconds_left += runs * expected_seconds(p);
+            run.seconds_left += runs * expected_seconds(*p);
             run.variant_count += runs;
         }
     }
@@ -381,14 +378,14 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     for (const case_spec& c : run.cases) {
         service_set services; // stops whatever is still running when the case ends, however it ends
         case_outcome outcome;
-        const bool ran = run.run_case(c, services, outcome, why);
+        const auto ran = run.run_case(c, services, outcome);
         if (!ran || interrupted()) { // a signal during the last scrape still ends the lab
             services.stop_all();
             if (interrupted()) {
                 fmt::print(stderr, "hotpath: lab interrupted; every service stopped\n");
                 return 130;
             }
-            fmt::print(stderr, "hotpath: lab {}: {}\n", c.name, why);
+            fmt::print(stderr, "hotpath: lab {}: {}\n", c.name, ran.error().message);
             return 1;
         }
         const std::string path = (std::filesystem::path(o.out_dir) / c.name / "result.json").string();

@@ -67,13 +67,18 @@ bool read_line(int fd, std::string& line, clock::time_point deadline) {
     }
 }
 
+// A service or a command that failed, with its reason: cancelled when the lab was interrupted.
+problem service_problem(std::string why) {
+    return {interrupted() ? make_error_code(errc::cancelled) : std::make_error_code(std::errc::io_error),
+            std::move(why)};
+}
+
 // Starts `argv` (argv[0] a path) with the lab's stop signals unblocked and its stdout and stderr on a pipe whose
-// read end goes to `output`; the child's PID, or -1 with `why`.
-pid_t spawn_child(const std::vector<std::string>& argv, int& output, std::string& why) {
+// read end goes to `output`; the child's PID, or a problem.
+result<pid_t, problem> spawn_child(const std::vector<std::string>& argv, int& output) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) {
-        why = fmt::format("pipe: {}", std::strerror(errno));
-        return -1;
+        return service_problem(fmt::format("pipe: {}", std::strerror(errno)));
     }
     std::vector<std::string> args = argv; // execv takes char*: the strings' own buffers
     std::vector<char*> cargv;
@@ -84,10 +89,10 @@ pid_t spawn_child(const std::vector<std::string>& argv, int& output, std::string
     const pid_t parent = ::getpid();
     const pid_t pid = ::fork();
     if (pid < 0) {
-        why = fmt::format("fork: {}", std::strerror(errno));
+        problem failed = service_problem(fmt::format("fork: {}", std::strerror(errno)));
         ::close(out[0]);
         ::close(out[1]);
-        return -1;
+        return failed;
     }
     if (pid == 0) {
         // The last resort should the lab be killed outright: the kernel kills the child with it. The lab's
@@ -109,15 +114,14 @@ pid_t spawn_child(const std::vector<std::string>& argv, int& output, std::string
     return pid;
 }
 
-// This executable's path, or "" with `why`.
-std::string self_path(std::string& why) {
+// This executable's path, or a problem.
+result<std::string, problem> self_path() {
     char self[PATH_MAX] = {};
     const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
     if (n <= 0) {
-        why = fmt::format("cannot find this executable: {}", std::strerror(errno));
-        return {};
+        return service_problem(fmt::format("cannot find this executable: {}", std::strerror(errno)));
     }
-    return self;
+    return std::string(self);
 }
 
 } // namespace
@@ -149,30 +153,21 @@ result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view p
     return probe::fetch(fmt::format("http://127.0.0.1:{}{}", port, path_and_query), timeout);
 }
 
-namespace {
-
-// A service or a command that failed, with its reason: cancelled when the lab was interrupted.
-problem service_problem(std::string why) {
-    return {interrupted() ? make_error_code(errc::cancelled) : std::make_error_code(std::errc::io_error),
-            std::move(why)};
-}
-
-} // namespace
-
 result<void, problem> run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
     std::string why;
     const auto deadline = clock::now() + timeout;
-    const std::string self = self_path(why);
-    if (self.empty()) {
-        return service_problem(std::move(why));
+    auto self = self_path();
+    if (!self) {
+        return std::move(self).error();
     }
-    std::vector<std::string> argv{self};
+    std::vector<std::string> argv{*self};
     argv.insert(argv.end(), args.begin(), args.end());
     int output = -1;
-    const pid_t pid = spawn_child(argv, output, why);
-    if (pid < 0) {
-        return service_problem(std::move(why));
+    auto spawned = spawn_child(argv, output);
+    if (!spawned) {
+        return std::move(spawned).error();
     }
+    const pid_t pid = *spawned;
     std::string line;
     std::string last;
     while (read_line(output, line, deadline)) { // until it closes its output (it ends) or the time is up
@@ -210,15 +205,14 @@ service_set::~service_set() {
 }
 
 result<service*, problem> service_set::spawn(const std::string& name, const std::vector<std::string>& argv) {
-    std::string why;
     int output = -1;
-    const pid_t pid = spawn_child(argv, output, why);
-    if (pid < 0) {
-        return service_problem(std::move(why));
+    auto pid = spawn_child(argv, output);
+    if (!pid) {
+        return std::move(pid).error();
     }
     service& s = running_.emplace_back();
     s.name = name;
-    s.pid = pid;
+    s.pid = *pid;
     s.output = output;
     s.tail = std::make_shared<service::output_tail>();
     return &s;
@@ -281,11 +275,11 @@ result<const service*, problem> service_set::start(const std::vector<std::string
                                                    std::chrono::milliseconds timeout) {
     std::string why;
     const auto deadline = clock::now() + timeout;
-    const std::string self = self_path(why);
-    if (self.empty()) {
-        return service_problem(std::move(why));
+    auto self = self_path();
+    if (!self) {
+        return std::move(self).error();
     }
-    std::vector<std::string> argv{self, "serve"};
+    std::vector<std::string> argv{*self, "serve"};
     argv.insert(argv.end(), args.begin(), args.end());
     for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
         argv.emplace_back(extra);

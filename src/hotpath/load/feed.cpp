@@ -54,10 +54,7 @@ std::optional<std::size_t> column_index(const feed& f, std::string_view name) no
     return static_cast<std::size_t>(it - f.columns.begin());
 }
 
-namespace {
-
-// load_csv's work, its reason in `why`.
-bool read_csv(std::string_view text, feed& out, std::string& why) {
+result<void, problem> load_csv(std::string_view text, feed& out) {
     if (text.substr(0, 3) == "\xEF\xBB\xBF") {
         text.remove_prefix(3);
     }
@@ -65,9 +62,8 @@ bool read_csv(std::string_view text, feed& out, std::string& why) {
     std::vector<std::size_t> lines; // where each record starts, for messages
     std::size_t line = 1;
     std::size_t i = 0;
-    auto error = [&](std::size_t at, std::string_view message) {
-        why = "line " + std::to_string(at) + ": " + std::string(message);
-        return false;
+    auto error = [](std::size_t at, std::string_view message) {
+        return problem{errc::invalid_value, "line " + std::to_string(at) + ": " + std::string(message)};
     };
     while (i < text.size()) {
         if (text[i] == '\n' || text.substr(i, 2) == "\r\n") { // an empty line
@@ -146,16 +142,6 @@ bool read_csv(std::string_view text, feed& out, std::string& why) {
     }
     out.columns = std::move(records[0]);
     out.rows.assign(std::make_move_iterator(records.begin() + 1), std::make_move_iterator(records.end()));
-    return true;
-}
-
-} // namespace
-
-result<void, problem> load_csv(std::string_view text, feed& out) {
-    std::string why;
-    if (!read_csv(text, out, why)) {
-        return problem{errc::invalid_value, std::move(why)};
-    }
     return {};
 }
 

@@ -24,6 +24,15 @@ namespace {
 namespace json = boost::json;
 constexpr std::string_view schema_name = "hotpath-load/1";
 
+std::error_code bad_input() {
+    return std::make_error_code(std::errc::invalid_argument);
+}
+
+// A document that cannot be read back: one line naming what is wrong, with from_json's code.
+problem bad_document(std::string message) {
+    return {bad_input(), std::move(message)};
+}
+
 // Builds the same DOM as json::parser, but converts each double from its text with std::from_chars (correctly
 // rounded): Boost.JSON 1.81 reads some doubles one ulp off, and a document must read back exactly as written.
 struct precise_handler {
@@ -97,7 +106,7 @@ struct precise_handler {
     bool on_comment(json::string_view, json::error_code&) { return true; }
 };
 
-std::optional<json::value> parse_precise(std::string_view text, std::string& why) {
+result<json::value, problem> parse_precise(std::string_view text) {
     json::basic_parser<precise_handler> parser{json::parse_options{}};
     parser.handler().st.reset();
     json::error_code ec;
@@ -106,8 +115,7 @@ std::optional<json::value> parse_precise(std::string_view text, std::string& why
         ec = json::error::extra_data;
     }
     if (ec) {
-        why = fmt::format("not JSON: {} (at byte {})", ec.message(), used);
-        return std::nullopt;
+        return bad_document(fmt::format("not JSON: {} (at byte {})", ec.message(), used));
     }
     return parser.handler().st.release();
 }
@@ -143,35 +151,38 @@ std::optional<std::uint64_t> unsigned_of(const json::value& v) {
     return std::nullopt;
 }
 
-// Element i of an array that must hold objects; null (with `why` set) when it is something else.
-const json::object* object_at(const json::array& a, std::size_t i, const std::string& where, std::string& why) {
+// Element i of an array that must hold objects; a problem when it is something else.
+result<const json::object*, problem> object_at(const json::array& a, std::size_t i, const std::string& where) {
     if (!a[i].is_object()) {
-        why = fmt::format("{} is {}; expected an object", where, kind_name(a[i]));
-        return nullptr;
+        return bad_document(fmt::format("{} is {}; expected an object", where, kind_name(a[i])));
     }
     return &a[i].get_object();
 }
 
-// The members of one JSON object, read with their kinds checked; the first failure sets `why` to one line
-// naming the field by its path ("latency.state.min_ns") and every later call fails too.
+// The members of one JSON object, read with their kinds checked; the first failure is kept, one line naming the
+// field by its path ("latency.state.min_ns"), and every later call fails too.
 class fields {
 public:
-    fields(const json::object& o, std::string path, std::string& why) : o_(o), path_(std::move(path)), why_(why) {}
+    fields(const json::object& o, std::string path) : o_(o), path_(std::move(path)) {}
 
     const std::string& path() const { return path_; }
     std::string path_of(std::string_view key) const {
         return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
     }
 
-    bool fail(std::string_view key, std::string_view problem) {
-        if (why_.empty()) {
-            why_ = fmt::format("{} {}", path_of(key), problem);
+    // Keeps the first failure (a later one is dropped) and returns it.
+    problem fail(std::string_view key, std::string_view what) {
+        if (!failed()) {
+            failure_ = bad_document(fmt::format("{} {}", path_of(key), what));
         }
-        return false;
+        return failure_;
     }
 
+    // The first failure, once a call has failed: what a reader of these fields returns.
+    const problem& failure() const { return failure_; }
+
     const json::value* find(std::string_view key) {
-        if (!why_.empty()) {
+        if (failed()) {
             return nullptr;
         }
         const json::value* v = o_.if_contains(json::string_view(key.data(), key.size()));
@@ -190,11 +201,16 @@ public:
         }
         const auto value = unsigned_of(*v);
         if (!value) {
-            return fail(key, fmt::format("is {}; expected an unsigned integer",
-                                         v->is_number() ? "a negative or fractional number" : kind_name(*v)));
+            fail(key, fmt::format("is {}; expected an unsigned integer",
+                                  v->is_number() ? "a negative or fractional number" : kind_name(*v)));
+            return false;
         }
         out = *value;
-        return out <= most || fail(key, fmt::format("is {}; at most {} is allowed", out, most));
+        if (out > most) {
+            fail(key, fmt::format("is {}; at most {} is allowed", out, most));
+            return false;
+        }
+        return true;
     }
 
     bool u32(std::string_view key, unsigned& out, unsigned least = 0) {
@@ -203,7 +219,11 @@ public:
             return false;
         }
         out = static_cast<unsigned>(v);
-        return out >= least || fail(key, fmt::format("is {}; at least {} is required", out, least));
+        if (out < least) {
+            fail(key, fmt::format("is {}; at least {} is required", out, least));
+            return false;
+        }
+        return true;
     }
 
     bool nanoseconds(std::string_view key, std::chrono::nanoseconds& out) {
@@ -221,12 +241,17 @@ public:
             return false;
         }
         if (!v->is_number()) {
-            return fail(key, fmt::format("is {}; expected a number", kind_name(*v)));
+            fail(key, fmt::format("is {}; expected a number", kind_name(*v)));
+            return false;
         }
         out = v->is_double()  ? v->get_double()
               : v->is_int64() ? static_cast<double>(v->get_int64())
                               : static_cast<double>(v->get_uint64());
-        return (std::isfinite(out) && out >= 0) || fail(key, "is negative; expected a number >= 0");
+        if (!std::isfinite(out) || out < 0) {
+            fail(key, "is negative; expected a number >= 0");
+            return false;
+        }
+        return true;
     }
 
     bool text(std::string_view key, std::string& out) {
@@ -235,7 +260,8 @@ public:
             return false;
         }
         if (!v->is_string()) {
-            return fail(key, fmt::format("is {}; expected a string", kind_name(*v)));
+            fail(key, fmt::format("is {}; expected a string", kind_name(*v)));
+            return false;
         }
         out.assign(v->get_string().data(), v->get_string().size());
         return true;
@@ -247,7 +273,8 @@ public:
             return false;
         }
         if (!v->is_bool()) {
-            return fail(key, fmt::format("is {}; expected true or false", kind_name(*v)));
+            fail(key, fmt::format("is {}; expected true or false", kind_name(*v)));
+            return false;
         }
         out = v->get_bool();
         return true;
@@ -272,9 +299,11 @@ public:
     }
 
 private:
+    bool failed() const { return static_cast<bool>(failure_.code); }
+
     const json::object& o_;
     std::string path_;
-    std::string& why_;
+    problem failure_; // none until a call fails
 };
 
 // A decimal string of at most 2^128 - 1 (how to_json writes the 128-bit sums).
@@ -304,7 +333,8 @@ bool read_wide(fields& f, std::string_view key, metrics::histogram::wide_sum& ou
     }
     const auto value = parse_wide_decimal(text);
     if (!value) {
-        return f.fail(key, "is not a decimal integer below 2^128");
+        f.fail(key, "is not a decimal integer below 2^128");
+        return false;
     }
     out = *value;
     return true;
@@ -312,38 +342,37 @@ bool read_wide(fields& f, std::string_view key, metrics::histogram::wide_sum& ou
 
 // A histogram object as histogram_json() in report.cpp writes it; only its "state" is read (the rest is derived).
 // The state must use this build's layout and be consistent (min and max in the first and last counted buckets).
-bool read_histogram(fields& parent, std::string_view key, metrics::histogram& h, std::string& why) {
+result<void, problem> read_histogram(fields& parent, std::string_view key, metrics::histogram& h) {
     using metrics::histogram;
     const json::object* o = parent.object(key);
     if (o == nullptr) {
-        return false;
+        return parent.failure();
     }
-    fields outer(*o, parent.path_of(key), why);
+    fields outer(*o, parent.path_of(key));
     const json::object* state_object = outer.object("state");
     if (state_object == nullptr) {
-        return false;
+        return outer.failure();
     }
-    fields state(*state_object, outer.path_of("state"), why);
+    fields state(*state_object, outer.path_of("state"));
     std::uint64_t lowest = 0;
     std::uint64_t highest = 0;
     std::uint64_t bits = 0;
     std::uint64_t buckets = 0;
     if (!state.u64("lowest_ns", lowest) || !state.u64("highest_ns", highest) || !state.u64("sub_bucket_bits", bits) ||
         !state.u64("bucket_count", buckets)) {
-        return false;
+        return state.failure();
     }
     if (lowest != histogram::lowest_ns || highest != histogram::highest_ns || bits != histogram::sub_bucket_bits ||
         buckets != histogram::bucket_count) {
-        why =
+        return bad_document(
             fmt::format("{}: histogram layout {} buckets, {} sub-bucket bits, {}..{} ns differs from this build's {}, "
                         "{}, {}..{} ns; such histograms cannot be merged",
                         state.path(), buckets, bits, lowest, highest, histogram::bucket_count,
-                        histogram::sub_bucket_bits, histogram::lowest_ns, histogram::highest_ns);
-        return false;
+                        histogram::sub_bucket_bits, histogram::lowest_ns, histogram::highest_ns));
     }
     const json::array* pairs = state.array("counts");
     if (pairs == nullptr) {
-        return false;
+        return state.failure();
     }
     auto counts = std::make_unique<std::array<std::uint64_t, histogram::bucket_count>>();
     std::uint64_t total = 0;
@@ -356,16 +385,13 @@ bool read_histogram(fields& parent, std::string_view key, metrics::histogram& h,
         const auto index = a != nullptr && a->size() == 2 ? unsigned_of((*a)[0]) : std::nullopt;
         const auto count = a != nullptr && a->size() == 2 ? unsigned_of((*a)[1]) : std::nullopt;
         if (!index || !count) {
-            why = where + " is not an [index, count] pair of unsigned integers";
-            return false;
+            return bad_document(where + " is not an [index, count] pair of unsigned integers");
         }
         if (*index >= histogram::bucket_count || (i > 0 && *index <= last)) {
-            why = fmt::format("{}: bucket index {} is out of range or not increasing", where, *index);
-            return false;
+            return bad_document(fmt::format("{}: bucket index {} is out of range or not increasing", where, *index));
         }
         if (__builtin_add_overflow(total, *count, &total)) {
-            why = where + ": the total count overflows 64 bits";
-            return false;
+            return bad_document(where + ": the total count overflows 64 bits");
         }
         (*counts)[*index] = *count;
         last = *index;
@@ -378,7 +404,7 @@ bool read_histogram(fields& parent, std::string_view key, metrics::histogram& h,
     histogram::wide_sum sum_squares{};
     if (!state.u64("min_ns", min_ns) || !state.u64("max_ns", max_ns) || !read_wide(state, "sum_ns", sum) ||
         !read_wide(state, "sum_squares_ns", sum_squares) || !state.u64("clamped", clamped)) {
-        return false;
+        return state.failure();
     }
     while (last > 0 && (*counts)[last] == 0) {
         --last;
@@ -390,19 +416,19 @@ bool read_histogram(fields& parent, std::string_view key, metrics::histogram& h,
                                              clamped <= (*counts)[histogram::bucket_count - 1] &&
                                              (clamped == 0) == (max_ns <= histogram::highest_ns);
     if (!consistent) {
-        why = state.path() + " is inconsistent (min_ns, max_ns, clamped or the sums do not match the counts)";
-        return false;
+        return bad_document(state.path() +
+                            " is inconsistent (min_ns, max_ns, clamped or the sums do not match the counts)");
     }
     h.restore(*counts, min_ns, max_ns, sum, sum_squares, clamped);
-    return true;
+    return {};
 }
 
-bool read_plan(fields& doc, plan& p, std::string& why) {
+result<void, problem> read_plan(fields& doc, plan& p) {
     const json::object* run_object = doc.object("run");
     if (run_object == nullptr) {
-        return false;
+        return doc.failure();
     }
-    fields run(*run_object, "run", why);
+    fields run(*run_object, "run");
     std::string url;
     std::string model;
     std::chrono::nanoseconds planned{};
@@ -410,7 +436,7 @@ bool read_plan(fields& doc, plan& p, std::string& why) {
         !run.u32("threads", p.threads, 1) || !run.u32("connections", p.connections) || !run.number("rate", p.rate) ||
         !run.u32("pipeline", p.pipeline, 1) || !run.boolean("keep_alive", p.keep_alive) ||
         !run.nanoseconds("planned_ns", planned) || !run.nanoseconds("warmup_ns", p.warmup)) {
-        return false;
+        return run.failure();
     }
     auto to = http::parse_url(url);
     if (!to) {
@@ -422,21 +448,21 @@ bool read_plan(fields& doc, plan& p, std::string& why) {
     }
     const json::array* stages = run.array("stages");
     if (stages == nullptr) {
-        return false;
+        return run.failure();
     }
     std::chrono::nanoseconds staged{};
     for (std::size_t i = 0; i < stages->size(); ++i) {
         const std::string where = fmt::format("run.stages[{}]", i);
-        const json::object* item = object_at(*stages, i, where, why);
-        if (item == nullptr) {
-            return false;
+        const auto item = object_at(*stages, i, where);
+        if (!item) {
+            return item.error();
         }
-        fields f(*item, where, why);
+        fields f(**item, where);
         stage st;
         std::string kind;
         if (!f.text("kind", kind) || !f.number("from", st.from) || !f.number("to", st.to) ||
             !f.nanoseconds("duration_ns", st.duration)) {
-            return false;
+            return f.failure();
         }
         if (kind != "rate" && kind != "vus") {
             return f.fail("kind", "is '" + kind + "'; expected rate or vus");
@@ -459,53 +485,52 @@ bool read_plan(fields& doc, plan& p, std::string& why) {
     if ((model == "open") != p.open_model()) {
         return run.fail("model", "is '" + model + "' but run.rate and run.stages say otherwise");
     }
-    return true;
+    return {};
 }
 
-bool read_results(fields& doc, bool open_model, results& r, std::string& why) {
+result<void, problem> read_results(fields& doc, bool open_model, results& r) {
     if (!doc.nanoseconds("measured_ns", r.measured) || !doc.u64("responses", r.responses) ||
         !doc.u64("successes", r.successes) || !doc.u64("bytes_received", r.bytes_received) ||
         !doc.u64("bytes_sent", r.bytes_sent) || !doc.u64("connections_opened", r.connections_opened) ||
         !doc.u64("late", r.late) || !doc.u64("unsent", r.unsent)) {
-        return false;
+        return doc.failure();
     }
     const json::object* errors_object = doc.object("errors");
     if (errors_object == nullptr) {
-        return false;
+        return doc.failure();
     }
-    fields errors(*errors_object, "errors", why);
+    fields errors(*errors_object, "errors");
     for (std::size_t e = 0; e < error_class_count; ++e) {
         if (!errors.u64(to_string(static_cast<error_class>(e)), r.errors[e])) {
-            return false;
+            return errors.failure();
         }
     }
     // Files written before connection attempts were counted apart held them as errors.connect.
     std::uint64_t legacy_connect = 0;
     const bool has_legacy_connect = errors.has("connect");
     if (has_legacy_connect && !errors.u64("connect", legacy_connect)) {
-        return false;
+        return errors.failure();
     }
     if (errors_object->size() != error_class_count + (has_legacy_connect ? 1 : 0)) {
-        why = "errors has an unknown error class";
-        return false;
+        return bad_document("errors has an unknown error class");
     }
     // Written since connection attempts are counted apart; absent from older files.
     if (doc.has("connect_attempts") || doc.has("connect_failures")) {
         if (!doc.u64("connect_attempts", r.connect_attempts) || !doc.u64("connect_failures", r.connect_failures)) {
-            return false;
+            return doc.failure();
         }
     } else {
         r.connect_failures = legacy_connect;
         r.connect_attempts = r.connections_opened + legacy_connect;
     }
     if (doc.has("connect_error") && !doc.text("connect_error", r.connect_error)) {
-        return false;
+        return doc.failure();
     }
     // Written since runs say how they ended; absent from older files (completed).
     if (doc.has("ended")) {
         std::string ended;
         if (!doc.text("ended", ended)) {
-            return false;
+            return doc.failure();
         }
         if (ended == "interrupted") {
             r.ended = results::ending::interrupted;
@@ -514,95 +539,102 @@ bool read_results(fields& doc, bool open_model, results& r, std::string& why) {
         } else if (ended == "unreachable") {
             r.ended = results::ending::unreachable;
         } else if (ended != "completed") {
-            why = "ended is '" + ended + "'; expected completed, interrupted or unreachable";
-            return false;
+            return bad_document("ended is '" + ended + "'; expected completed, interrupted or unreachable");
         }
     }
     const json::object* statuses = doc.object("statuses");
     if (statuses == nullptr) {
-        return false;
+        return doc.failure();
     }
-    fields status_fields(*statuses, "statuses", why);
+    fields status_fields(*statuses, "statuses");
     for (const auto& [key, value] : *statuses) {
         unsigned status = 0;
         const auto [end, ec] = std::from_chars(key.data(), key.data() + key.size(), status);
         if (ec != std::errc{} || end != key.data() + key.size() || status >= r.statuses.size()) {
-            why = fmt::format("statuses has key '{}'; expected a status code below {}", std::string_view(key),
-                              r.statuses.size());
-            return false;
+            return bad_document(fmt::format("statuses has key '{}'; expected a status code below {}",
+                                            std::string_view(key), r.statuses.size()));
         }
         if (!status_fields.u64(std::string_view(key.data(), key.size()), r.statuses[status])) {
-            return false;
+            return status_fields.failure();
         }
     }
-    if (!read_histogram(doc, "latency", r.latency, why)) {
-        return false;
+    if (auto read = read_histogram(doc, "latency", r.latency); !read) {
+        return read;
     }
-    if (open_model && !read_histogram(doc, "service_time", r.service_time, why)) {
-        return false;
+    if (open_model) {
+        if (auto read = read_histogram(doc, "service_time", r.service_time); !read) {
+            return read;
+        }
     }
-    if (open_model && doc.has("send_lag") && !read_histogram(doc, "send_lag", r.send_lag, why)) {
-        return false;
+    if (open_model && doc.has("send_lag")) {
+        if (auto read = read_histogram(doc, "send_lag", r.send_lag); !read) {
+            return read;
+        }
     }
     const json::array* seconds = doc.array("seconds");
     if (seconds == nullptr) {
-        return false;
+        return doc.failure();
     }
     for (std::size_t i = 0; i < seconds->size(); ++i) {
         const std::string where = fmt::format("seconds[{}]", i);
-        const json::object* item = object_at(*seconds, i, where, why);
-        if (item == nullptr) {
-            return false;
+        const auto item = object_at(*seconds, i, where);
+        if (!item) {
+            return item.error();
         }
-        fields f(*item, where, why);
+        fields f(**item, where);
         std::uint64_t index = 0;
         if (!f.u64("second", index)) {
-            return false;
+            return f.failure();
         }
         if (index != i) {
             return f.fail("second", fmt::format("is {}; expected {} (one entry per second, in order)", index, i));
         }
         auto& s = r.second(i);
-        if (!f.u64("responses", s.responses) || !f.u64("errors", s.errors) ||
-            !read_histogram(f, "latency", *s.latency, why)) {
-            return false;
+        if (!f.u64("responses", s.responses) || !f.u64("errors", s.errors)) {
+            return f.failure();
+        }
+        if (auto read = read_histogram(f, "latency", *s.latency); !read) {
+            return read;
         }
     }
     const json::array* requests = doc.array("requests");
     if (requests == nullptr) {
-        return false;
+        return doc.failure();
     }
     for (std::size_t i = 0; i < requests->size(); ++i) {
         const std::string where = fmt::format("requests[{}]", i);
-        const json::object* item = object_at(*requests, i, where, why);
-        if (item == nullptr) {
-            return false;
+        const auto item = object_at(*requests, i, where);
+        if (!item) {
+            return item.error();
         }
-        fields f(*item, where, why);
+        fields f(**item, where);
         auto& q = r.per_request.emplace_back();
         if (!f.text("name", q.name) || !f.u64("responses", q.responses) || !f.u64("successes", q.successes) ||
-            !f.u64("failures", q.failures) || !read_histogram(f, "latency", q.latency, why)) {
-            return false;
+            !f.u64("failures", q.failures)) {
+            return f.failure();
+        }
+        if (auto read = read_histogram(f, "latency", q.latency); !read) {
+            return read;
         }
     }
-    return true;
+    return {};
 }
 
-bool read_thresholds(fields& doc, plan& p, std::string& why) {
+result<void, problem> read_thresholds(fields& doc, plan& p) {
     const json::array* list = doc.array("thresholds");
     if (list == nullptr) {
-        return false;
+        return doc.failure();
     }
     for (std::size_t i = 0; i < list->size(); ++i) {
         const std::string where = fmt::format("thresholds[{}]", i);
-        const json::object* item = object_at(*list, i, where, why);
-        if (item == nullptr) {
-            return false;
+        const auto item = object_at(*list, i, where);
+        if (!item) {
+            return item.error();
         }
-        fields f(*item, where, why);
+        fields f(**item, where);
         std::string text;
         if (!f.text("threshold", text)) {
-            return false;
+            return f.failure();
         }
         auto rule = parse_threshold(text);
         if (!rule) {
@@ -610,58 +642,42 @@ bool read_thresholds(fields& doc, plan& p, std::string& why) {
         }
         p.thresholds.push_back(std::move(*rule));
     }
-    return true;
-}
-
-std::error_code bad_input() {
-    return std::make_error_code(std::errc::invalid_argument);
-}
-
-} // namespace
-
-namespace {
-
-// from_json's work, its reason in `why` (the document's readers above report through it).
-result<loaded_report> read_document(std::string_view text, std::string& why) {
-    auto parsed = parse_precise(text, why);
-    if (!parsed) {
-        return bad_input();
-    }
-    if (!parsed->is_object()) {
-        why = fmt::format("the document is {}; expected a {} object", kind_name(*parsed), schema_name);
-        return bad_input();
-    }
-    fields doc(parsed->get_object(), "", why);
-    std::string schema;
-    if (!doc.has("schema")) {
-        why = fmt::format("no \"schema\" field: not a {} document", schema_name);
-        return bad_input();
-    }
-    if (!doc.text("schema", schema)) {
-        return bad_input();
-    }
-    if (schema != schema_name) {
-        why = fmt::format("schema is '{}'; this build reads {}", schema, schema_name);
-        return bad_input();
-    }
-    loaded_report out;
-    if (!read_plan(doc, out.p, why) || !read_results(doc, out.p.open_model(), out.r, why) ||
-        !read_thresholds(doc, out.p, why)) {
-        return bad_input();
-    }
-    out.outcomes = evaluate(out.p, out.r);
-    return out;
+    return {};
 }
 
 } // namespace
 
 result<loaded_report, problem> from_json(std::string_view text) {
-    std::string why;
-    auto read = read_document(text, why);
-    if (!read) {
-        return problem{read.error(), std::move(why)};
+    auto parsed = parse_precise(text);
+    if (!parsed) {
+        return std::move(parsed).error();
     }
-    return std::move(*read);
+    if (!parsed->is_object()) {
+        return bad_document(fmt::format("the document is {}; expected a {} object", kind_name(*parsed), schema_name));
+    }
+    fields doc(parsed->get_object(), "");
+    std::string schema;
+    if (!doc.has("schema")) {
+        return bad_document(fmt::format("no \"schema\" field: not a {} document", schema_name));
+    }
+    if (!doc.text("schema", schema)) {
+        return doc.failure();
+    }
+    if (schema != schema_name) {
+        return bad_document(fmt::format("schema is '{}'; this build reads {}", schema, schema_name));
+    }
+    loaded_report out;
+    if (auto read = read_plan(doc, out.p); !read) {
+        return std::move(read).error();
+    }
+    if (auto read = read_results(doc, out.p.open_model(), out.r); !read) {
+        return std::move(read).error();
+    }
+    if (auto read = read_thresholds(doc, out.p); !read) {
+        return std::move(read).error();
+    }
+    out.outcomes = evaluate(out.p, out.r);
+    return out;
 }
 
 result<void, problem> merge_into(loaded_report& into, const loaded_report& part) {

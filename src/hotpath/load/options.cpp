@@ -94,39 +94,32 @@ std::string validate(const plan& p, plan_source source) {
     return {};
 }
 
-namespace {
-
-// make_plan's work, its reason in `why`.
-bool build_plan(const load_options& o, plan& out, std::string& why) {
+result<plan, problem> make_plan(const load_options& o) {
+    const auto refuse = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     plan p;
     const bool scenario = !o.scenario.empty();
     if (scenario) {
         if (o.method || !o.headers.empty() || o.body || o.body_file) {
-            why = std::string(o.method             ? "--method"
-                              : !o.headers.empty() ? "--header"
-                              : o.body             ? "--body"
-                                                   : "--body-file") +
-                  " does not apply with --scenario; set it per [[request]]";
-            return false;
+            return refuse(std::string(o.method             ? "--method"
+                                      : !o.headers.empty() ? "--header"
+                                      : o.body             ? "--body"
+                                                           : "--body-file") +
+                          " does not apply with --scenario; set it per [[request]]");
         }
         if (auto loaded = load_scenario_file(o.scenario, p); !loaded) {
-            why = std::move(loaded).error().message;
-            return false;
+            return refuse(std::move(loaded).error().message);
         }
     }
     if (o.url.empty() && !scenario) {
-        why = "a URL is required (see hotpath load --help)";
-        return false;
+        return refuse("a URL is required (see hotpath load --help)");
     }
     if (!o.url.empty()) {
         auto to = http::parse_request_url(o.url);
         if (!to) {
-            why = std::move(to).error().message;
-            return false;
+            return refuse(std::move(to).error().message);
         }
         if (scenario && to->target != "/") {
-            why = "with --scenario, the URL sets host and port only";
-            return false;
+            return refuse("with --scenario, the URL sets host and port only");
         }
         const std::string path = std::exchange(p.to.target, "/");
         p.to = std::move(*to);
@@ -137,29 +130,25 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
     if (!scenario) {
         p.method = o.method.value_or("GET");
         if (!http::is_token(p.method)) {
-            why = "bad method '" + p.method + "'";
-            return false;
+            return refuse("bad method '" + p.method + "'");
         }
         for (const auto& h : o.headers) {
             const auto colon = h.find(':');
             if (colon == std::string::npos || colon == 0 || !http::is_token(h.substr(0, colon)) ||
                 h.find_first_of("\r\n") != std::string::npos) {
-                why = "a header is \"Name: value\"; got '" + h + "'";
-                return false;
+                return refuse("a header is \"Name: value\"; got '" + h + "'");
             }
             const auto value = h.find_first_not_of(' ', colon + 1);
             p.headers.emplace_back(h.substr(0, colon), value == std::string::npos ? "" : h.substr(value));
         }
         if (o.body && o.body_file) {
-            why = "--body and --body-file do not mix";
-            return false;
+            return refuse("--body and --body-file do not mix");
         }
         p.body = o.body.value_or("");
         if (o.body_file) {
             std::ifstream in(*o.body_file, std::ios::binary);
             if (!in) {
-                why = "cannot read --body-file " + *o.body_file;
-                return false;
+                return refuse("cannot read --body-file " + *o.body_file);
             }
             p.body.assign(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
         }
@@ -167,20 +156,16 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
 
     // What was typed, checked against itself: options that would silently override one another.
     if (o.rate && !(*o.rate > 0 && std::isfinite(*o.rate))) {
-        why = "--rate must be a number of requests per second > 0 (leave it out for the closed model)";
-        return false;
+        return refuse("--rate must be a number of requests per second > 0 (leave it out for the closed model)");
     }
     if (o.stages && o.rate) {
-        why = "--stages and --rate do not mix: rate stages set the rate (e.g. --stages \"rate=100/s:30s\")";
-        return false;
+        return refuse("--stages and --rate do not mix: rate stages set the rate (e.g. --stages \"rate=100/s:30s\")");
     }
     if (o.stages && o.duration) {
-        why = "--stages and --duration do not mix: the stages set the run's length";
-        return false;
+        return refuse("--stages and --duration do not mix: the stages set the run's length");
     }
     if (o.requests && *o.requests == 0) {
-        why = "-n must be at least 1";
-        return false;
+        return refuse("-n must be at least 1");
     }
     if (o.connections) {
         p.connections = *o.connections;
@@ -215,8 +200,7 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
         if (o.duration) {
             const auto d = parse_duration(*o.duration);
             if (!d || d->count() <= 0) {
-                why = "bad --duration '" + *o.duration + "' (e.g. 10s, 2m)";
-                return false;
+                return refuse("bad --duration '" + *o.duration + "' (e.g. 10s, 2m)");
             }
             p.duration = *d;
         } else if (p.requests > 0) {
@@ -225,29 +209,25 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
         if (o.stages) {
             auto st = parse_stages(*o.stages);
             if (!st) {
-                why = std::move(st).error().message;
-                return false;
+                return refuse(std::move(st).error().message);
             }
             p.stages = std::move(*st);
         }
     }
     if (o.connections && !p.stages.empty() && p.stages.front().what == stage::kind::vus) {
-        why = "-c and vus stages do not mix: the stages set the virtual users";
-        return false;
+        return refuse("-c and vus stages do not mix: the stages set the virtual users");
     }
     if (o.timeout) {
         const auto timeout = parse_duration(*o.timeout);
         if (!timeout || timeout->count() <= 0) {
-            why = "bad --timeout '" + *o.timeout + "'";
-            return false;
+            return refuse("bad --timeout '" + *o.timeout + "'");
         }
         p.timeout = *timeout;
     }
     if (o.warmup) {
         const auto w = parse_duration(*o.warmup);
         if (!w) {
-            why = "bad --warmup '" + *o.warmup + "'";
-            return false;
+            return refuse("bad --warmup '" + *o.warmup + "'");
         }
         p.warmup = *w;
     }
@@ -256,15 +236,13 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
         for (const auto& t : o.thresholds) {
             auto th = parse_threshold(t);
             if (!th) {
-                why = std::move(th).error().message;
-                return false;
+                return refuse(std::move(th).error().message);
             }
             p.thresholds.push_back(*th);
         }
     }
-    why = validate(p, plan_source::flags);
-    if (!why.empty()) {
-        return false;
+    if (std::string why = validate(p, plan_source::flags); !why.empty()) {
+        return refuse(std::move(why));
     }
     // A thread without a connection of its own would never send its share of -n (wrk needs connections >=
     // threads; here the threads shrink instead).
@@ -276,14 +254,7 @@ bool build_plan(const load_options& o, plan& out, std::string& why) {
         most_connections = std::round(p.max_level());
     }
     p.threads = std::min(p.threads, static_cast<unsigned>(std::max(1.0, most_connections)));
-    out = std::move(p);
-    return true;
-}
-
-} // namespace
-
-result<plan, problem> make_plan(const load_options& o) {
-    return with_reason<plan>([&o](plan& p, std::string& why) { return build_plan(o, p, why); });
+    return p;
 }
 
 } // namespace hotpath::load

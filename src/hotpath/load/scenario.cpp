@@ -21,15 +21,14 @@
 namespace hotpath::load {
 namespace {
 
-// Reading TOML values: each getter returns true when the key is absent or valid, else sets `why`
+// Reading TOML values: each getter succeeds when the key is absent or valid, else returns the problem
 
 std::string line_of(const toml::node& n) {
     return "line " + std::to_string(n.source().begin.line) + ": ";
 }
 
-bool fail(std::string& why, const toml::node& at, const std::string& message) {
-    why = line_of(at) + message;
-    return false;
+problem fail(const toml::node& at, const std::string& message) {
+    return problem{errc::invalid_value, line_of(at) + message};
 }
 
 std::string_view type_name(const toml::node& n) noexcept {
@@ -51,13 +50,13 @@ std::string_view type_name(const toml::node& n) noexcept {
     }
 }
 
-bool wrong_type(std::string& why, const toml::node& n, std::string_view key, std::string_view expected) {
-    return fail(why, n, std::string(key) + " must be " + std::string(expected) + ", not " + std::string(type_name(n)));
+problem wrong_type(const toml::node& n, std::string_view key, std::string_view expected) {
+    return fail(n, std::string(key) + " must be " + std::string(expected) + ", not " + std::string(type_name(n)));
 }
 
 // Refuses keys outside `allowed`, suggesting the closest one: a typo must not be silently ignored.
-bool only_keys(const toml::table& t, std::string_view prefix, std::initializer_list<std::string_view> allowed,
-               std::string& why) {
+result<void, problem> only_keys(const toml::table& t, std::string_view prefix,
+                                std::initializer_list<std::string_view> allowed) {
     for (const auto& [key, value] : t) {
         const std::string_view k = key.str();
         if (std::find(allowed.begin(), allowed.end(), k) != allowed.end()) {
@@ -76,62 +75,61 @@ bool only_keys(const toml::table& t, std::string_view prefix, std::initializer_l
             }
             message += ")";
         }
-        return fail(why, value, message);
+        return fail(value, message);
     }
-    return true;
+    return {};
 }
 
-bool get_string(const toml::table& t, std::string_view key, std::string_view full, std::optional<std::string>& out,
-                std::string& why) {
+result<void, problem> get_string(const toml::table& t, std::string_view key, std::string_view full,
+                                 std::optional<std::string>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     if (const auto* s = n->as_string()) {
         out = s->get();
-        return true;
+        return {};
     }
-    return wrong_type(why, *n, full, "a string");
+    return wrong_type(*n, full, "a string");
 }
 
-bool get_bool(const toml::table& t, std::string_view key, std::string_view full, std::optional<bool>& out,
-              std::string& why) {
+result<void, problem> get_bool(const toml::table& t, std::string_view key, std::string_view full,
+                               std::optional<bool>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     if (const auto* b = n->as_boolean()) {
         out = b->get();
-        return true;
+        return {};
     }
-    return wrong_type(why, *n, full, "true or false");
+    return wrong_type(*n, full, "true or false");
 }
 
-bool get_integer(const toml::table& t, std::string_view key, std::string_view full, std::int64_t min, std::int64_t max,
-                 std::optional<std::int64_t>& out, std::string& why) {
+result<void, problem> get_integer(const toml::table& t, std::string_view key, std::string_view full, std::int64_t min,
+                                  std::int64_t max, std::optional<std::int64_t>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     const auto* i = n->as_integer();
     if (i == nullptr) {
-        return wrong_type(why, *n, full, "an integer");
+        return wrong_type(*n, full, "an integer");
     }
     if (i->get() < min || i->get() > max) {
-        return fail(why, *n,
-                    std::string(full) + " must be from " + std::to_string(min) + " to " + std::to_string(max) +
-                        "; got " + std::to_string(i->get()));
+        return fail(*n, std::string(full) + " must be from " + std::to_string(min) + " to " + std::to_string(max) +
+                            "; got " + std::to_string(i->get()));
     }
     out = i->get();
-    return true;
+    return {};
 }
 
 // A number > 0 (integer or float).
-bool get_positive(const toml::table& t, std::string_view key, std::string_view full, std::optional<double>& out,
-                  std::string& why) {
+result<void, problem> get_positive(const toml::table& t, std::string_view key, std::string_view full,
+                                   std::optional<double>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     double v = 0;
     if (const auto* i = n->as_integer()) {
@@ -139,20 +137,20 @@ bool get_positive(const toml::table& t, std::string_view key, std::string_view f
     } else if (const auto* f = n->as_floating_point()) {
         v = f->get();
     } else {
-        return wrong_type(why, *n, full, "a number");
+        return wrong_type(*n, full, "a number");
     }
     if (!(v > 0) || !std::isfinite(v)) {
-        return fail(why, *n, std::string(full) + " must be a number > 0");
+        return fail(*n, std::string(full) + " must be a number > 0");
     }
     out = v;
-    return true;
+    return {};
 }
 
-bool get_duration(const toml::table& t, std::string_view key, std::string_view full, bool zero_ok,
-                  std::optional<std::chrono::nanoseconds>& out, std::string& why) {
+result<void, problem> get_duration(const toml::table& t, std::string_view key, std::string_view full, bool zero_ok,
+                                   std::optional<std::chrono::nanoseconds>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     // A bare number is seconds, as on the command line (-d 2).
     std::optional<std::chrono::nanoseconds> d;
@@ -167,22 +165,22 @@ bool get_duration(const toml::table& t, std::string_view key, std::string_view f
         given.assign(digits, std::to_chars(digits, digits + sizeof(digits), seconds).ptr);
         d = seconds >= 0 ? parse_duration(given) : std::nullopt;
     } else {
-        return wrong_type(why, *n, full, "a duration like \"30s\" (a bare number is seconds)");
+        return wrong_type(*n, full, "a duration like \"30s\" (a bare number is seconds)");
     }
     if (!d || (!zero_ok && d->count() <= 0)) {
-        return fail(why, *n,
+        return fail(*n,
                     std::string(full) + " must be a duration like \"30s\", \"250ms\" or \"2m\"; got \"" + given + "\"");
     }
     out = *d;
-    return true;
+    return {};
 }
 
 // An array of strings, or (when `one_ok`) a single string.
-bool get_strings(const toml::table& t, std::string_view key, std::string_view full, bool one_ok,
-                 std::optional<std::vector<std::string>>& out, std::string& why) {
+result<void, problem> get_strings(const toml::table& t, std::string_view key, std::string_view full, bool one_ok,
+                                  std::optional<std::vector<std::string>>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     const std::string_view expected = one_ok ? "a string or an array of strings" : "an array of strings";
     std::vector<std::string> v;
@@ -192,49 +190,61 @@ bool get_strings(const toml::table& t, std::string_view key, std::string_view fu
         for (const auto& item : *a) {
             const auto* s_item = item.as_string();
             if (s_item == nullptr) {
-                return wrong_type(why, item, std::string(full) + " items", "strings");
+                return wrong_type(item, std::string(full) + " items", "strings");
             }
             v.push_back(s_item->get());
         }
     } else {
-        return wrong_type(why, *n, full, expected);
+        return wrong_type(*n, full, expected);
     }
     out = std::move(v);
-    return true;
+    return {};
 }
 
 // A non-empty array of HTTP status codes (100-599).
-bool get_statuses(const toml::table& t, std::string_view key, std::string_view full,
-                  std::optional<std::vector<unsigned>>& out, std::string& why) {
+result<void, problem> get_statuses(const toml::table& t, std::string_view key, std::string_view full,
+                                   std::optional<std::vector<unsigned>>& out) {
     const toml::node* n = t.get(key);
     if (n == nullptr) {
-        return true;
+        return {};
     }
     const auto* a = n->as_array();
     if (a == nullptr || a->empty()) {
-        return a == nullptr ? wrong_type(why, *n, full, "an array of statuses, e.g. [404]")
-                            : fail(why, *n, std::string(full) + " must list at least one status, e.g. [404]");
+        return a == nullptr ? wrong_type(*n, full, "an array of statuses, e.g. [404]")
+                            : fail(*n, std::string(full) + " must list at least one status, e.g. [404]");
     }
     std::vector<unsigned> v;
     for (const auto& item : *a) {
         const auto* i = item.as_integer();
         if (i == nullptr || i->get() < 100 || i->get() > 599) {
-            return fail(why, item, std::string(full) + " holds statuses from 100 to 599, e.g. [200, 404]");
+            return fail(item, std::string(full) + " holds statuses from 100 to 599, e.g. [200, 404]");
         }
         v.push_back(static_cast<unsigned>(i->get()));
     }
     out = std::move(v);
-    return true;
+    return {};
+}
+
+// The first failure among getters already run, in the order given; success when none failed. The getters only
+// read the table and fill their own optionals, so running them all before looking is the same as stopping at the
+// first failure.
+result<void, problem> first_failure(std::initializer_list<result<void, problem>> read) {
+    for (const auto& r : read) {
+        if (!r) {
+            return r;
+        }
+    }
+    return {};
 }
 
 // The sections of a scenario.
 
-bool read_load(const toml::table& t, plan& q, std::string& why) {
-    if (!only_keys(t, "load.",
-                   {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages", "warmup",
-                    "timeout", "keep_alive", "pipeline", "thresholds", "expect_status"},
-                   why)) {
-        return false;
+result<void, problem> read_load(const toml::table& t, plan& q) {
+    if (auto known = only_keys(t, "load.",
+                               {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages",
+                                "warmup", "timeout", "keep_alive", "pipeline", "thresholds", "expect_status"});
+        !known) {
+        return known;
     }
     std::optional<std::int64_t> connections, threads, requests, max_connections, pipeline;
     std::optional<std::chrono::nanoseconds> duration, warmup, timeout;
@@ -242,27 +252,29 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
     std::optional<bool> keep_alive;
     std::optional<std::vector<std::string>> stages, thresholds;
     std::optional<std::vector<unsigned>> statuses;
-    if (!get_integer(t, "connections", "load.connections", 1, 100000, connections, why) ||
-        !get_integer(t, "threads", "load.threads", 0, 1024, threads, why) ||
-        !get_integer(t, "requests", "load.requests", 1, std::numeric_limits<std::int64_t>::max(), requests, why) ||
-        !get_integer(t, "max_connections", "load.max_connections", 0, 1000000, max_connections, why) ||
-        !get_integer(t, "pipeline", "load.pipeline", 1, 1024, pipeline, why) ||
-        !get_duration(t, "duration", "load.duration", false, duration, why) ||
-        !get_duration(t, "warmup", "load.warmup", true, warmup, why) ||
-        !get_duration(t, "timeout", "load.timeout", false, timeout, why) ||
-        !get_positive(t, "rate", "load.rate", rate, why) ||
-        !get_bool(t, "keep_alive", "load.keep_alive", keep_alive, why) ||
-        !get_strings(t, "stages", "load.stages", true, stages, why) ||
-        !get_strings(t, "thresholds", "load.thresholds", false, thresholds, why) ||
-        !get_statuses(t, "expect_status", "load.expect_status", statuses, why)) {
-        return false;
+    const auto read = first_failure({
+        get_integer(t, "connections", "load.connections", 1, 100000, connections),
+        get_integer(t, "threads", "load.threads", 0, 1024, threads),
+        get_integer(t, "requests", "load.requests", 1, std::numeric_limits<std::int64_t>::max(), requests),
+        get_integer(t, "max_connections", "load.max_connections", 0, 1000000, max_connections),
+        get_integer(t, "pipeline", "load.pipeline", 1, 1024, pipeline),
+        get_duration(t, "duration", "load.duration", false, duration),
+        get_duration(t, "warmup", "load.warmup", true, warmup),
+        get_duration(t, "timeout", "load.timeout", false, timeout),
+        get_positive(t, "rate", "load.rate", rate),
+        get_bool(t, "keep_alive", "load.keep_alive", keep_alive),
+        get_strings(t, "stages", "load.stages", true, stages),
+        get_strings(t, "thresholds", "load.thresholds", false, thresholds),
+        get_statuses(t, "expect_status", "load.expect_status", statuses),
+    });
+    if (!read) {
+        return read;
     }
     if (stages && duration) {
-        return fail(why, *t.get("duration"),
-                    "load.duration and load.stages do not mix: the stages set the run's length");
+        return fail(*t.get("duration"), "load.duration and load.stages do not mix: the stages set the run's length");
     }
     if (stages && rate) {
-        return fail(why, *t.get("rate"), "load.rate and load.stages do not mix: rate stages set the rate");
+        return fail(*t.get("rate"), "load.rate and load.stages do not mix: rate stages set the rate");
     }
     if (stages) {
         std::string joined;
@@ -271,7 +283,7 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
         }
         auto parsed = parse_stages(joined);
         if (!parsed) {
-            return fail(why, *t.get("stages"), "load.stages: " + parsed.error().message);
+            return fail(*t.get("stages"), "load.stages: " + parsed.error().message);
         }
         q.stages = std::move(*parsed);
         q.rate = 0;
@@ -281,7 +293,7 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
         for (const auto& text : *thresholds) {
             auto th = parse_threshold(text);
             if (!th) {
-                return fail(why, *t.get("thresholds"), "load.thresholds: " + th.error().message);
+                return fail(*t.get("thresholds"), "load.thresholds: " + th.error().message);
             }
             q.thresholds.push_back(std::move(*th));
         }
@@ -301,7 +313,7 @@ bool read_load(const toml::table& t, plan& q, std::string& why) {
     } else if (requests && !stages) {
         q.duration = std::chrono::hours{24 * 365}; // as `hotpath load -n`: until the count is done
     }
-    return true;
+    return {};
 }
 
 bool read_file(const std::filesystem::path& path, std::string& out) {
@@ -313,19 +325,20 @@ bool read_file(const std::filesystem::path& path, std::string& out) {
     return !in.bad();
 }
 
-bool read_feed(const toml::table& t, std::string_view base_dir, feed& out, std::string& why) {
-    if (!only_keys(t, "feed.", {"csv", "order"}, why)) {
-        return false;
+result<void, problem> read_feed(const toml::table& t, std::string_view base_dir, feed& out) {
+    if (auto known = only_keys(t, "feed.", {"csv", "order"}); !known) {
+        return known;
     }
     std::optional<std::string> csv, order;
-    if (!get_string(t, "csv", "feed.csv", csv, why) || !get_string(t, "order", "feed.order", order, why)) {
-        return false;
+    if (auto read = first_failure({get_string(t, "csv", "feed.csv", csv), get_string(t, "order", "feed.order", order)});
+        !read) {
+        return read;
     }
     if (!csv || csv->empty()) {
-        return fail(why, t, "feed.csv is required: the CSV file's path, relative to the scenario file");
+        return fail(t, "feed.csv is required: the CSV file's path, relative to the scenario file");
     }
     if (order && *order != "sequential") {
-        return fail(why, *t.get("order"),
+        return fail(*t.get("order"),
                     "feed.order must be \"sequential\" (rows in turn, dealt to the workers); got \"" + *order + "\"");
     }
     std::filesystem::path path(*csv);
@@ -334,15 +347,15 @@ bool read_feed(const toml::table& t, std::string_view base_dir, feed& out, std::
     }
     std::string text;
     if (!read_file(path, text)) {
-        return fail(why, *t.get("csv"), "feed.csv: cannot read " + path.string());
+        return fail(*t.get("csv"), "feed.csv: cannot read " + path.string());
     }
     feed f;
     if (auto read = load_csv(text, f); !read) {
-        return fail(why, *t.get("csv"), "feed.csv " + *csv + ", " + read.error().message);
+        return fail(*t.get("csv"), "feed.csv " + *csv + ", " + read.error().message);
     }
     f.source = *csv;
     out = std::move(f);
-    return true;
+    return {};
 }
 
 // What a placeholder's value may not contain where it lands, and the name of that place for messages.
@@ -360,31 +373,29 @@ std::string column_list(const feed& f) {
 }
 
 // Every placeholder in `text` names a column of `f`, and every row's value fits the slot.
-bool check_placeholders(std::string_view text, const slot& where, const feed& f, const std::string& label,
-                        const toml::node& at, bool& used, std::string& why) {
+result<void, problem> check_placeholders(std::string_view text, const slot& where, const feed& f,
+                                         const std::string& label, const toml::node& at, bool& used) {
     for (auto ph = next_placeholder(text, 0); ph; ph = next_placeholder(text, ph->end)) {
         const std::string name(ph->name);
         if (f.columns.empty()) {
-            return fail(why, at,
-                        label + ": the " + std::string(where.what) + " uses {{" + name +
-                            "}} but there is no [feed] to fill it");
+            return fail(at, label + ": the " + std::string(where.what) + " uses {{" + name +
+                                "}} but there is no [feed] to fill it");
         }
         const auto column = column_index(f, name);
         if (!column) {
-            return fail(why, at,
-                        label + ": the " + std::string(where.what) + " uses {{" + name + "}} but " + f.source +
-                            " has no column '" + name + "' (its columns: " + column_list(f) + ")");
+            return fail(at, label + ": the " + std::string(where.what) + " uses {{" + name + "}} but " + f.source +
+                                " has no column '" + name + "' (its columns: " + column_list(f) + ")");
         }
         used = true;
         for (std::size_t r = 0; r < f.rows.size(); ++r) {
             if (f.rows[r][*column].find_first_of(where.forbidden) != std::string::npos) {
-                return fail(why, at,
-                            label + ": row " + std::to_string(r + 1) + " of " + f.source + " has a value of '" + name +
-                                "' that cannot go in a " + std::string(where.what) + " (space or control character)");
+                return fail(at, label + ": row " + std::to_string(r + 1) + " of " + f.source + " has a value of '" +
+                                    name + "' that cannot go in a " + std::string(where.what) +
+                                    " (space or control character)");
             }
         }
     }
-    return true;
+    return {};
 }
 
 // Bytes a request target may not hold (RFC 9112 section 3.2: no whitespace or controls), and header values.
@@ -403,51 +414,54 @@ std::string without_placeholders(std::string_view text) {
     return out.append(text.substr(at));
 }
 
-bool read_request(const toml::table& t, std::size_t index, std::string_view prefix, const feed& f, bool& used,
-                  request_spec& r, std::string& why) {
+result<void, problem> read_request(const toml::table& t, std::size_t index, std::string_view prefix, const feed& f,
+                                   bool& used, request_spec& r) {
     std::string label = "request " + std::to_string(index + 1);
-    if (!only_keys(t, "request.",
-                   {"name", "method", "path", "headers", "body", "weight", "expect_status", "check_status",
-                    "check_body_contains"},
-                   why)) {
-        return false;
+    if (auto known = only_keys(t, "request.",
+                               {"name", "method", "path", "headers", "body", "weight", "expect_status", "check_status",
+                                "check_body_contains"});
+        !known) {
+        return known;
     }
     std::optional<std::string> name, method, path, body;
-    if (!get_string(t, "name", label + ": name", name, why)) {
-        return false;
+    if (auto read = get_string(t, "name", label + ": name", name); !read) {
+        return read;
     }
     if (name) {
         if (name->empty() || name->find_first_of("\r\n") != std::string::npos) {
-            return fail(why, *t.get("name"), label + ": name must be one non-empty line");
+            return fail(*t.get("name"), label + ": name must be one non-empty line");
         }
         label = "request '" + *name + "'";
     }
     std::optional<double> weight;
     std::optional<std::vector<unsigned>> expect, check_status;
     std::optional<std::vector<std::string>> contains;
-    if (!get_string(t, "method", label + ": method", method, why) ||
-        !get_string(t, "path", label + ": path", path, why) || !get_string(t, "body", label + ": body", body, why) ||
-        !get_positive(t, "weight", label + ": weight", weight, why) ||
-        !get_statuses(t, "expect_status", label + ": expect_status", expect, why) ||
-        !get_statuses(t, "check_status", label + ": check_status", check_status, why) ||
-        !get_strings(t, "check_body_contains", label + ": check_body_contains", true, contains, why)) {
-        return false;
+    const auto read = first_failure({
+        get_string(t, "method", label + ": method", method),
+        get_string(t, "path", label + ": path", path),
+        get_string(t, "body", label + ": body", body),
+        get_positive(t, "weight", label + ": weight", weight),
+        get_statuses(t, "expect_status", label + ": expect_status", expect),
+        get_statuses(t, "check_status", label + ": check_status", check_status),
+        get_strings(t, "check_body_contains", label + ": check_body_contains", true, contains),
+    });
+    if (!read) {
+        return read;
     }
     if (!path) {
-        return fail(why, t, label + ": path is required, e.g. path = \"/\"");
+        return fail(t, label + ": path is required, e.g. path = \"/\"");
     }
     const toml::node& path_node = *t.get("path");
     if (path->empty() || path->front() != '/') {
-        return fail(why, path_node, label + ": path must start with '/'; got \"" + *path + "\"");
+        return fail(path_node, label + ": path must start with '/'; got \"" + *path + "\"");
     }
     if (without_placeholders(*path).find_first_of(path_forbidden) != std::string::npos) {
-        return fail(why, path_node, label + ": path has spaces or control characters; percent-encode them");
+        return fail(path_node, label + ": path has spaces or control characters; percent-encode them");
     }
     r = request_spec{};
     r.method = method.value_or("GET");
     if (!http::is_token(r.method)) {
-        return fail(why, *t.get("method"),
-                    label + ": method must be a token like GET or POST; got \"" + r.method + "\"");
+        return fail(*t.get("method"), label + ": method must be a token like GET or POST; got \"" + r.method + "\"");
     }
     r.name = name.value_or(r.method + " " + *path);
     r.path_and_query = std::string(prefix) + *path;
@@ -459,72 +473,76 @@ bool read_request(const toml::table& t, std::size_t index, std::string_view pref
     }
     for (auto& text : contains.value_or(std::vector<std::string>{})) {
         if (text.empty() || has_placeholders(text)) {
-            return fail(why, *t.get("check_body_contains"),
+            return fail(*t.get("check_body_contains"),
                         label + ": check_body_contains needs a non-empty text without placeholders");
         }
         r.checks.push_back(check{check::kind::body_contains, {}, std::move(text)});
     }
-    if (!check_placeholders(r.path_and_query, {"path", path_forbidden}, f, label, path_node, used, why) ||
-        (body && !check_placeholders(r.body, {"body", {}}, f, label, *t.get("body"), used, why))) {
-        return false;
+    if (auto checked = check_placeholders(r.path_and_query, {"path", path_forbidden}, f, label, path_node, used);
+        !checked) {
+        return checked;
+    }
+    if (body) {
+        if (auto checked = check_placeholders(r.body, {"body", {}}, f, label, *t.get("body"), used); !checked) {
+            return checked;
+        }
     }
     if (const toml::node* h = t.get("headers")) {
         const auto* headers = h->as_table();
         if (headers == nullptr) {
-            return wrong_type(why, *h, label + ": headers", "a table like { \"Content-Type\" = \"application/json\" }");
+            return wrong_type(*h, label + ": headers", "a table like { \"Content-Type\" = \"application/json\" }");
         }
         for (const auto& [key, value] : *headers) {
             const std::string field_name(key.str());
             const auto* v = value.as_string();
             if (v == nullptr) {
-                return wrong_type(why, value, label + ": header " + field_name, "a string");
+                return wrong_type(value, label + ": header " + field_name, "a string");
             }
             if (!http::is_token(field_name)) {
-                return fail(why, value, label + ": bad header name '" + field_name + "'");
+                return fail(value, label + ": bad header name '" + field_name + "'");
             }
             for (const std::string_view own : {"host", "content-length", "transfer-encoding", "connection"}) {
                 if (http::iequals(field_name, own)) {
-                    return fail(why, value,
-                                label + ": header '" + field_name +
-                                    "' is set by hotpath (from url, the body and load.keep_alive)");
+                    return fail(value, label + ": header '" + field_name +
+                                           "' is set by hotpath (from url, the body and load.keep_alive)");
                 }
             }
             for (const auto& seen : r.headers) {
                 if (http::iequals(seen.first, field_name)) {
-                    return fail(why, value, label + ": header '" + field_name + "' is given twice");
+                    return fail(value, label + ": header '" + field_name + "' is given twice");
                 }
             }
             if (v->get().find_first_of(value_forbidden) != std::string::npos) {
-                return fail(why, value, label + ": header " + field_name + " has a line break");
+                return fail(value, label + ": header " + field_name + " has a line break");
             }
-            if (!check_placeholders(v->get(), {"header value", value_forbidden}, f, label, value, used, why)) {
-                return false;
+            if (auto checked = check_placeholders(v->get(), {"header value", value_forbidden}, f, label, value, used);
+                !checked) {
+                return checked;
             }
             r.headers.emplace_back(field_name, v->get());
         }
     }
-    return true;
+    return {};
 }
 
-bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, std::string& why) {
-    if (!only_keys(doc, "", {"url", "load", "feed", "request"}, why)) {
-        return false;
+result<void, problem> read_scenario(const toml::table& doc, std::string_view base_dir, plan& q) {
+    if (auto known = only_keys(doc, "", {"url", "load", "feed", "request"}); !known) {
+        return known;
     }
     const toml::node* url_node = doc.get("url");
     if (url_node == nullptr) {
-        why = "line 1: url is required, e.g. url = \"http://127.0.0.1:8080\"";
-        return false;
+        return problem{errc::invalid_value, "line 1: url is required, e.g. url = \"http://127.0.0.1:8080\""};
     }
     std::optional<std::string> url;
-    if (!get_string(doc, "url", "url", url, why)) {
-        return false;
+    if (auto read = get_string(doc, "url", "url", url); !read) {
+        return read;
     }
     auto to = http::parse_request_url(*url);
     if (!to) {
-        return fail(why, *url_node, "url: " + to.error().message);
+        return fail(*url_node, "url: " + to.error().message);
     }
     if (to->target.find('?') != std::string::npos) {
-        return fail(why, *url_node, "url: a query belongs in each request's path, not in the url");
+        return fail(*url_node, "url: a query belongs in each request's path, not in the url");
     }
     std::string prefix = to->target;
     while (!prefix.empty() && prefix.back() == '/') {
@@ -533,53 +551,53 @@ bool read_scenario(const toml::table& doc, std::string_view base_dir, plan& q, s
     q.to = std::move(*to);
     if (const toml::node* n = doc.get("load")) {
         if (n->as_table() == nullptr) {
-            return wrong_type(why, *n, "load", "a table: [load]");
+            return wrong_type(*n, "load", "a table: [load]");
         }
-        if (!read_load(*n->as_table(), q, why)) {
-            return false;
+        if (auto read = read_load(*n->as_table(), q); !read) {
+            return read;
         }
     }
     q.data = feed{};
     if (const toml::node* n = doc.get("feed")) {
         if (n->as_table() == nullptr) {
-            return wrong_type(why, *n, "feed", "a table: [feed]");
+            return wrong_type(*n, "feed", "a table: [feed]");
         }
-        if (!read_feed(*n->as_table(), base_dir, q.data, why)) {
-            return false;
+        if (auto read = read_feed(*n->as_table(), base_dir, q.data); !read) {
+            return read;
         }
     }
     const toml::node* requests = doc.get("request");
     const toml::array* list = requests != nullptr ? requests->as_array() : nullptr;
     if (requests != nullptr && (list == nullptr || (!list->empty() && !list->is_array_of_tables()))) {
-        return wrong_type(why, *requests, "request", "an array of tables: one [[request]] per request");
+        return wrong_type(*requests, "request", "an array of tables: one [[request]] per request");
     }
     if (list == nullptr || list->empty()) {
-        why = "line 1: the scenario has no [[request]]; add one with at least path = \"/\"";
-        return false;
+        return problem{errc::invalid_value,
+                       "line 1: the scenario has no [[request]]; add one with at least path = \"/\""};
     }
     q.scenario.clear();
     bool used = false;
     for (std::size_t i = 0; i < list->size(); ++i) {
         const toml::table& t = *list->get(i)->as_table();
         request_spec r;
-        if (!read_request(t, i, prefix, q.data, used, r, why)) {
-            return false;
+        if (auto read = read_request(t, i, prefix, q.data, used, r); !read) {
+            return read;
         }
         for (const auto& seen : q.scenario) {
             if (seen.name == r.name) {
-                return fail(why, t, "request '" + r.name + "': two requests have this name; names must differ");
+                return fail(t, "request '" + r.name + "': two requests have this name; names must differ");
             }
         }
         q.scenario.push_back(std::move(r));
     }
     if (!q.data.columns.empty() && !used) {
-        return fail(why, *doc.get("feed"), "[feed]: no request uses a {{column}} of " + q.data.source);
+        return fail(*doc.get("feed"), "[feed]: no request uses a {{column}} of " + q.data.source);
     }
     const toml::node& load_at = doc.get("load") != nullptr ? *doc.get("load") : doc;
     if (const std::string problem = validate(q, plan_source::scenario); !problem.empty()) {
-        return fail(why, load_at, problem);
+        return fail(load_at, problem);
     }
-    return true;
+    return {};
 }
 
 } // namespace
@@ -595,9 +613,8 @@ result<void, problem> load_scenario(std::string_view toml_text, std::string_view
                                                 std::to_string(e.source().begin.column) + ": " + description};
     }
     plan q = p;
-    std::string why;
-    if (!read_scenario(doc, base_dir, q, why)) {
-        return problem{errc::invalid_value, std::move(why)};
+    if (auto read = read_scenario(doc, base_dir, q); !read) {
+        return read;
     }
     p = std::move(q);
     return {};

@@ -347,21 +347,17 @@ sample request_once(const plan& p, connection& c) {
 
 } // namespace
 
-namespace {
-
-// make_plan's work, its reason in `why`.
-bool build_plan(const probe_options& o, plan& out, std::string& why) {
+result<plan, problem> make_plan(const probe_options& o) {
+    const auto refuse = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     plan p;
     auto to = http::parse_request_url(o.url);
     if (!to) {
-        why = std::move(to).error().message;
-        return false;
+        return refuse(std::move(to).error().message);
     }
     p.to = std::move(*to);
     p.method = o.method.value_or(o.body ? "POST" : "GET");
     if (!http::is_token(p.method)) {
-        why = "bad method '" + p.method + "'";
-        return false;
+        return refuse("bad method '" + p.method + "'");
     }
     std::vector<std::pair<std::string, std::string>> fields{
         {"Host", p.to.authority()}, {"User-Agent", "hotpath-probe"}, {"Accept", "*/*"}};
@@ -369,8 +365,7 @@ bool build_plan(const probe_options& o, plan& out, std::string& why) {
         const auto colon = h.find(':');
         if (colon == std::string::npos || colon == 0 || !http::is_token(h.substr(0, colon)) ||
             h.find_first_of("\r\n") != std::string::npos) {
-            why = "a header is \"Name: value\"; got '" + h + "'";
-            return false;
+            return refuse("a header is \"Name: value\"; got '" + h + "'");
         }
         std::string name = h.substr(0, colon);
         const auto value = h.find_first_not_of(' ', colon + 1);
@@ -416,24 +411,15 @@ bool build_plan(const probe_options& o, plan& out, std::string& why) {
     p.request.append("\r\n").append(body);
 
     if (o.requests == 0) {
-        why = "-n must be at least 1";
-        return false;
+        return refuse("-n must be at least 1");
     }
     p.requests = o.requests;
     const auto timeout = parse_duration(o.timeout);
     if (!timeout || timeout->count() <= 0) {
-        why = "bad --timeout '" + o.timeout + "' (e.g. 10s, 500ms)";
-        return false;
+        return refuse("bad --timeout '" + o.timeout + "' (e.g. 10s, 500ms)");
     }
     p.timeout = *timeout;
-    out = std::move(p);
-    return true;
-}
-
-} // namespace
-
-result<plan, problem> make_plan(const probe_options& o) {
-    return with_reason<plan>([&o](plan& p, std::string& why) { return build_plan(o, p, why); });
+    return p;
 }
 
 std::vector<sample> run(const plan& p) {
