@@ -4,6 +4,7 @@
 # registry: freight's SQLite provider (Microsoft.Data.Sqlite and its SQLitePCLRaw packages), restored from the NuGet
 # source peers/dotnet/NuGet.config names and maps to those packages alone (the NuGet copy this machine reaches, or
 # the local package cache once they are in it); the other projects use only the SDK and the shared framework.
+# Beside them, dotnet-counters in OUT_DIR/tools (the lab reads the originals' runtime counters with it).
 # A peer whose sources are older than its apphost is left as it is. Without dotnet it says so in one line and
 # exits 0: whatever uses the peers skips them.
 set -euo pipefail
@@ -37,3 +38,15 @@ for name in "${PEERS[@]}"; do
     touch "$app" # publish leaves an unchanged apphost's time alone: the next run must see it as newer
     echo "build-peers: $name → $app"
 done
+
+# dotnet-counters: the lab reads each original's runtime counters with it (thread pool, GC, HttpClient, Kestrel). A
+# .NET tool from NuGet, through the same NuGet.config, into OUT_DIR/tools: never installed globally.
+COUNTERS_VERSION=${DOTNET_COUNTERS_VERSION:-10.0.750501}
+if [[ -x $OUT_DIR/tools/dotnet-counters ]]; then
+    echo "build-peers: dotnet-counters up to date ($OUT_DIR/tools/dotnet-counters)"
+elif "$DOTNET" tool install dotnet-counters --tool-path "$OUT_DIR/tools" --version "$COUNTERS_VERSION" \
+    --configfile peers/dotnet/NuGet.config >/dev/null; then
+    echo "build-peers: dotnet-counters → $OUT_DIR/tools/dotnet-counters"
+else
+    echo "build-peers: dotnet-counters could not be installed: the lab reads the originals without their counters"
+fi

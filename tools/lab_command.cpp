@@ -49,8 +49,8 @@ int list_cases(const lab::lab_options& run) {
 runner define_lab(CLI::App& cmd) {
     auto o = std::make_shared<lab_command_options>();
     // Subcommands are words the positional case never takes: CLI11 matches a subcommand's name first.
-    CLI::App* diagnose =
-        cmd.add_subcommand("diagnose", "Diagnose a running hotpath service on 127.0.0.1: watch it, or --load it");
+    CLI::App* diagnose = cmd.add_subcommand(
+        "diagnose", "Diagnose a running hotpath or .NET service on 127.0.0.1: watch it, or --load it");
     CLI::App* compare = cmd.add_subcommand("compare", "Compare two lab runs (result.json files or --out folders)");
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
@@ -78,6 +78,12 @@ runner define_lab(CLI::App& cmd) {
         c.add_option("--timeout", d.load_with.timeout, "Load: per-request timeout (e.g. 5s)");
         one_value_each(
             c.add_option("--path", d.paths, "Load: a path to send, repeatable: sent evenly (implies --load)"));
+        c.add_option("--dotnet", d.dotnet_pid,
+                     "A .NET service's process id: read its runtime's counters (thread pool, GC, HttpClient, "
+                     "Kestrel) with dotnet-counters instead of a hotpath report")
+            ->check(CLI::PositiveNumber);
+        c.add_option("--dotnet-counters", d.dotnet_counters,
+                     "Path of dotnet-counters (default: build/peers/tools, then the PATH, then ~/.dotnet/tools)");
     });
     when_chosen(*compare, [o](CLI::App& c) {
         c.add_option("old", o->compare_old, "The earlier run: a result.json or a lab --out folder")->required();

@@ -103,6 +103,7 @@ public:
         return all;
     }
     void signal(int sig) { ::kill(pid_, sig); }
+    pid_t pid() const { return pid_; }
     // User plus system CPU time so far, from /proc.
     std::chrono::milliseconds cpu_time() const {
         FILE* f = std::fopen(("/proc/" + std::to_string(pid_) + "/stat").c_str(), "r");

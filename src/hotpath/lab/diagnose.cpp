@@ -2,6 +2,7 @@
 #include <hotpath/lab/diagnose.hpp>
 
 #include <hotpath/lab/diagnosis.hpp>
+#include <hotpath/lab/dotnet_collector.hpp>
 #include <hotpath/lab/services.hpp>
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/report.hpp>
@@ -9,7 +10,11 @@
 
 #include <fmt/core.h>
 
+#include <cerrno>
 #include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <optional>
 #include <thread>
 
 namespace hotpath::lab {
@@ -76,8 +81,8 @@ int scrape_failed(const problem& failed, const std::string& base, std::string_vi
     if (failed.code == errc::unexpected_status || failed.code == errc::invalid_json) {
         fmt::print(err,
                    "hotpath: lab diagnose: {} is not a hotpath service ({}); lab diagnose reads hotpath's own route "
-                   "report: for any HTTP service, `hotpath load URL` measures it and `hotpath probe URL` times one "
-                   "request phase by phase\n",
+                   "report, or a .NET service's runtime counters with --dotnet PID: for any HTTP service, `hotpath "
+                   "load URL` measures it and `hotpath probe URL` times one request phase by phase\n",
                    base, failed.message);
         return 3;
     }
@@ -100,6 +105,150 @@ bool watch(std::chrono::nanoseconds length) {
 
 std::string ms_text(std::uint64_t ns) {
     return format_duration_ns(static_cast<double>(ns));
+}
+
+// What the window's load saw, for the findings' lines (all zero when the tool only watched).
+struct load_seen {
+    std::string how; // "under the lab's load", "under the load it had"
+    std::uint64_t client_p95_ns = 0;
+    std::uint64_t failed_requests = 0;
+    std::uint64_t sent_requests = 0;
+    std::optional<load::results> results;
+};
+
+// Loads the service with `plan` for the window, printing the load's line, or watches it for `length`; 0, or the
+// exit code to end with (1 the load could not run, 130 interrupted).
+int load_or_watch(const diagnose_options& o, const load::plan& plan, bool loading, std::chrono::nanoseconds length,
+                  const std::string& base, load_seen& seen, std::FILE* out, std::FILE* err) {
+    if (!loading) {
+        fmt::print(out, "hotpath lab diagnose: watching {} for {} (no load sent: give --load to send some)\n", base,
+                   o.duration);
+        std::fflush(out);
+        if (!watch(length)) {
+            fmt::print(err, "hotpath: lab diagnose interrupted\n");
+            return 130;
+        }
+        seen.how = "under the load it had";
+        return 0;
+    }
+    std::string what = plan.to.text();
+    for (std::size_t i = 0; i < o.paths.size(); ++i) {
+        what = (i == 0 ? base : what + ",") + o.paths[i];
+    }
+    fmt::print(out, "hotpath lab diagnose: loading {} for {} ({} connections{})\n", what, o.duration, plan.connections,
+               o.load_with.rate ? fmt::format(", {}/s", *o.load_with.rate) : std::string());
+    std::fflush(out);
+    int stopped_by = 0;
+    auto r = load::run(plan, load::progress_mode::none, err, &stopped_by);
+    note_signal(stopped_by);
+    if (interrupted()) {
+        fmt::print(err, "hotpath: lab diagnose interrupted\n");
+        return 130;
+    }
+    if (!r) {
+        fmt::print(err, "hotpath: lab diagnose: the load could not run: {}\n", r.error().message);
+        return 1;
+    }
+    const double seconds = std::chrono::duration<double>(r->measured).count();
+    fmt::print(out,
+               "load (as its client saw it): {} responses, {:.0f}/s, client p50 {} p95 {} p99 {}, {} errors, {} "
+               "answered 503\n",
+               thousands(r->responses), seconds > 0 ? static_cast<double>(r->responses) / seconds : 0.0,
+               ms_text(r->latency.value_at_percentile(50)), ms_text(r->latency.value_at_percentile(95)),
+               ms_text(r->latency.value_at_percentile(99)), thousands(r->error_total()), thousands(r->statuses[503]));
+    seen.client_p95_ns = r->latency.value_at_percentile(95);
+    seen.failed_requests = r->error_total();
+    seen.sent_requests = r->responses + r->error_total();
+    seen.how = "under the lab's load";
+    seen.results = std::move(*r);
+    return 0;
+}
+
+// Prints the findings and the verdict; `failed`/`sent` add the load's own failure when most requests got no answer.
+void print_findings(const std::vector<finding>& findings, std::uint64_t failed, std::uint64_t sent, bool& problem,
+                    std::FILE* out) {
+    for (const finding& f : findings) {
+        problem = problem || f.problem;
+        fmt::print(out, "  {:<8} {:<17} {}\n", f.problem ? "problem" : "note", to_string(f.what), f.text);
+    }
+    if (sent > 0 && 2 * failed > sent) {
+        // Most requests never got an answer at all: whatever the service says, the load did not reach it.
+        problem = true;
+        fmt::print(out, "  {:<8} {:<17} {} of {} requests of the load failed (no response: see the load line)\n",
+                   "problem", "failed_requests", thousands(failed), thousands(sent));
+    }
+}
+
+// `--dotnet PID`: a .NET service has no route report; its runtime's counters over the window stand in for one,
+// read with dotnet-counters while the window lasts.
+int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, bool loading,
+                            std::chrono::nanoseconds length, const std::string& base, std::FILE* out, std::FILE* err) {
+    const pid_t pid = static_cast<pid_t>(*o.dotnet_pid);
+    if (pid <= 0 || (::kill(pid, 0) != 0 && errno == ESRCH)) {
+        fmt::print(err, "hotpath: lab diagnose: --dotnet {}: no such process\n", pid);
+        return 2;
+    }
+    std::vector<std::string> beside; // build/peers, beside build/release/hotpath: where build-peers.sh puts it
+    std::error_code ec;
+    if (const auto self = std::filesystem::read_symlink("/proc/self/exe", ec); !ec) {
+        beside.push_back((self.parent_path().parent_path() / "peers").string());
+    }
+    const auto tool = find_dotnet_counters(o.dotnet_counters, beside);
+    if (!tool) {
+        fmt::print(err,
+                   "hotpath: lab diagnose: dotnet-counters not found{}: install it with `dotnet tool install "
+                   "dotnet-counters --tool-path DIR` and give --dotnet-counters DIR/dotnet-counters (or put it on "
+                   "the PATH; scripts/build-peers.sh installs one in build/peers/tools)\n",
+                   o.dotnet_counters.empty() ? "" : fmt::format(" at '{}'", o.dotnet_counters));
+        return 2;
+    }
+    auto collector = dotnet_collector::start(*tool, pid, length + std::chrono::seconds{1});
+    if (!collector) {
+        fmt::print(err, "hotpath: lab diagnose: {}\n", collector.error().message);
+        return 1;
+    }
+    fmt::print(out, "hotpath lab diagnose: reading the .NET runtime counters of process {} with {}\n", pid, *tool);
+    load_seen seen;
+    if (const int stopped = load_or_watch(o, plan, loading, length, base, seen, out, err); stopped != 0) {
+        return stopped;
+    }
+    auto read = (*collector)->finish();
+    if (!read) {
+        fmt::print(err, "hotpath: lab diagnose: {}\n", read.error().message);
+        return 1;
+    }
+    const dotnet_figures f = summarize(*read);
+    load_window window;
+    if (seen.results) {
+        const load::results& r = *seen.results;
+        window = {r.responses,
+                  std::chrono::duration<double>(r.measured).count(),
+                  static_cast<double>(plan.connections),
+                  r.latency.mean_ns() / 1e6,
+                  static_cast<double>(r.latency.value_at_percentile(95)) / 1e6,
+                  r.connections_opened};
+    }
+    auto figure = [](const std::optional<double>& v, const char* format) {
+        return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
+    };
+    fmt::print(out,
+               "runtime (as .NET counted it, {:.0f} s with load): CPU {} %, thread-pool threads {} -> {}, queued work "
+               "items {} on average, {} allocated, {} outbound HTTP calls\n",
+               f.seconds, figure(f.cpu_percent, "{:.0f}"), figure(f.threads_first, "{:.0f}"),
+               figure(f.threads_last, "{:.0f}"), figure(f.queue_mean, "{:.1f}"),
+               f.allocated_bytes ? format_size(static_cast<std::uint64_t>(*f.allocated_bytes)) : std::string("-"),
+               figure(f.outbound_started, "{:.0f}"));
+    fmt::print(out, "diagnosis of the {} {} (process {}{}):\n", o.duration, seen.how, pid,
+               read->process.empty() ? "" : ", " + read->process);
+    const std::string name = plan.scenario.empty() ? plan.method + " " + plan.to.target : base;
+    bool problem = false;
+    print_findings(diagnose_dotnet(f, window, name), seen.failed_requests, seen.sent_requests, problem, out);
+    if (!loading) {
+        fmt::print(out, "  (no load sent: the rules that count per request need --load)\n");
+    }
+    fmt::print(out, "{}\n", problem ? "verdict: see the problems above" : "verdict: nothing wrong");
+    std::fflush(out);
+    return 0;
 }
 
 } // namespace
@@ -145,56 +294,22 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     }
 
     const std::string base = fmt::format("http://127.0.0.1:{}", port);
+    if (o.dotnet_pid) {
+        return diagnose_dotnet_process(o, plan, loading, *length, base, out, err);
+    }
     auto before = scrape(port);
     if (!before) {
         return scrape_failed(before.error(), base, "nothing answers at", err);
     }
 
-    std::string how;
-    std::uint64_t client_p95_ns = 0;
-    std::uint64_t failed_requests = 0;
-    std::uint64_t sent_requests = 0;
-    if (loading) {
-        std::string what = plan.to.text();
-        for (std::size_t i = 0; i < o.paths.size(); ++i) {
-            what = (i == 0 ? base : what + ",") + o.paths[i];
-        }
-        fmt::print(out, "hotpath lab diagnose: loading {} for {} ({} connections{})\n", what, o.duration,
-                   plan.connections, o.load_with.rate ? fmt::format(", {}/s", *o.load_with.rate) : std::string());
-        std::fflush(out);
-        int stopped_by = 0;
-        auto r = load::run(plan, load::progress_mode::none, err, &stopped_by);
-        note_signal(stopped_by);
-        if (interrupted()) {
-            fmt::print(err, "hotpath: lab diagnose interrupted\n");
-            return 130;
-        }
-        if (!r) {
-            fmt::print(err, "hotpath: lab diagnose: the load could not run: {}\n", r.error().message);
-            return 1;
-        }
-        const double seconds = std::chrono::duration<double>(r->measured).count();
-        fmt::print(out,
-                   "load (as its client saw it): {} responses, {:.0f}/s, client p50 {} p95 {} p99 {}, {} errors, {} "
-                   "answered 503\n",
-                   thousands(r->responses), seconds > 0 ? static_cast<double>(r->responses) / seconds : 0.0,
-                   ms_text(r->latency.value_at_percentile(50)), ms_text(r->latency.value_at_percentile(95)),
-                   ms_text(r->latency.value_at_percentile(99)), thousands(r->error_total()),
-                   thousands(r->statuses[503]));
-        client_p95_ns = r->latency.value_at_percentile(95);
-        failed_requests = r->error_total();
-        sent_requests = r->responses + r->error_total();
-        how = "under the lab's load";
-    } else {
-        fmt::print(out, "hotpath lab diagnose: watching {} for {} (no load sent: give --load to send some)\n", base,
-                   o.duration);
-        std::fflush(out);
-        if (!watch(*length)) {
-            fmt::print(err, "hotpath: lab diagnose interrupted\n");
-            return 130;
-        }
-        how = "under the load it had";
+    load_seen seen;
+    if (const int stopped = load_or_watch(o, plan, loading, *length, base, seen, out, err); stopped != 0) {
+        return stopped;
     }
+    const std::string& how = seen.how;
+    const std::uint64_t client_p95_ns = seen.client_p95_ns;
+    const std::uint64_t failed_requests = seen.failed_requests;
+    const std::uint64_t sent_requests = seen.sent_requests;
 
     auto after = scrape(port);
     if (!after) {
@@ -220,19 +335,10 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     }
     const std::vector<finding> findings = diagnose(window);
     bool problem = false;
-    for (const finding& f : findings) {
-        problem = problem || f.problem;
-        fmt::print(out, "  {:<8} {:<17} {}\n", f.problem ? "problem" : "note", to_string(f.what), f.text);
-    }
     if (findings.empty()) {
         fmt::print(out, "  no route has answered enough requests to judge (give --load to send some)\n");
     }
-    if (sent_requests > 0 && 2 * failed_requests > sent_requests) {
-        // Most requests never got an answer at all: whatever the routes say, the load did not reach them.
-        problem = true;
-        fmt::print(out, "  {:<8} {:<17} {} of {} requests of the load failed (no response: see the load line)\n",
-                   "problem", "failed_requests", thousands(failed_requests), thousands(sent_requests));
-    }
+    print_findings(findings, failed_requests, sent_requests, problem, out);
     // The client's time and the server's apart, for the route the load went to most.
     const route_figures* busiest = nullptr;
     for (const auto& r : window.routes) {

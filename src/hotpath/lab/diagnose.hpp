@@ -6,6 +6,7 @@
 #include <hotpath/load/options.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,10 +19,13 @@ struct diagnose_options {
     bool load = false;              // send load (also when connections or rate is given); else watch
     load::load_options load_with;   // connections, rate, timeout; the url and duration are set from the above
     std::vector<std::string> paths; // load these paths evenly (implies load); empty: the URL's path
+    std::optional<int> dotnet_pid;  // a .NET service: its runtime's counters (dotnet-counters) instead of a report
+    std::string dotnet_counters;    // the tool's path; empty: found (lab/dotnet_collector.hpp)
 };
 
 // Scrapes, waits (watching or loading), scrapes again, prints the findings of what changed in between on `out`
-// (or of the whole report since the service started, when nothing was answered in between, and says which).
+// (or of the whole report since the service started, when nothing was answered in between, and says which). With
+// `dotnet_pid`, reads that .NET process's runtime counters over the window instead and applies the .NET rules.
 // Exit codes: 0 findings printed ("nothing wrong" for a healthy service); 1 nothing answers at the URL (down,
 // refused, timed out) or the load could not run; 2 bad usage, or the URL answers but is not a hotpath service
 // (no GET /debug/routes report); 130 interrupted. Failures are one line on `err`. Blocks SIGINT/SIGTERM in the

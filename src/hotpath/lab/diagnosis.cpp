@@ -61,6 +61,8 @@ std::string_view to_string(finding::kind k) noexcept {
         return "allocation_churn";
     case finding::kind::blocked_loop:
         return "blocked_loop";
+    case finding::kind::thread_pool_starvation:
+        return "thread_pool_starvation";
     case finding::kind::busy_loop:
         return "busy_loop";
     case finding::kind::overload:

@@ -25,19 +25,20 @@ route_report difference(const route_report& before, const route_report& after);
 // One thing the rules saw on one route.
 struct finding {
     enum class kind : std::uint8_t {
-        sequential_calls, // downstream-bound, calls awaited one after another
-        flooding,         // every call of a request in flight at once
-        downstream_bound, // downstream-bound with bounded concurrency: the fix, not a fault
-        queueing,         // time spent waiting for a loop or a slot before the handler ran
-        server_errors,    // 5xx answers
-        client_errors,    // mostly 4xx answers: the requests are refused (a wrong path, method or body), so the
-                          // figures are those of refusing, not of the work asked for
-        allocation_churn, // many heap allocations per request
-        blocked_loop,     // the route's handler held its loop: stalls named for it and backed by its own app time
-        busy_loop,        // stalls named for a route whose own handler time cannot explain them (a turn of many
-                          // short requests, such as a burst of 503s): a note, not the route's fault
-        overload,         // the server's limits answered 503 at once (requests in flight, connections, drain)
-        healthy,          // nothing wrong
+        sequential_calls,       // downstream-bound, calls awaited one after another
+        flooding,               // every call of a request in flight at once
+        downstream_bound,       // downstream-bound with bounded concurrency: the fix, not a fault
+        queueing,               // time spent waiting for a loop or a slot before the handler ran
+        server_errors,          // 5xx answers
+        client_errors,          // mostly 4xx answers: the requests are refused (a wrong path, method or body), so the
+                                // figures are those of refusing, not of the work asked for
+        allocation_churn,       // many heap allocations per request
+        blocked_loop,           // the route's handler held its loop: stalls named for it and backed by its own app time
+        thread_pool_starvation, // .NET: work items queue for the thread pool while its threads wait (blocking calls)
+        busy_loop,              // stalls named for a route whose own handler time cannot explain them (a turn of many
+                                // short requests, such as a burst of 503s): a note, not the route's fault
+        overload,               // the server's limits answered 503 at once (requests in flight, connections, drain)
+        healthy,                // nothing wrong
     } what = kind::healthy;
     bool problem = false; // false for a neutral observation (downstream_bound, healthy)
     std::string method;   // empty for a finding on the whole server (overload, stalls outside handlers)
@@ -64,6 +65,20 @@ struct diagnosis_limits {
     // quick 503s names one too, though no handler in it blocked.
     double stall_backed_by_app = 0.5;
     double overload_share = 0.01; // 1 % of the answers refused by a limit
+    // .NET's counters (lab/dotnet_counters): a thread-pool queue of a work item or more on average while the CPU is
+    // mostly idle is starvation (Microsoft's documented signature; a busy CPU queues work too, for a different reason).
+    double dotnet_queue_mean = 1;
+    double dotnet_queue_held = 0.5; // ... in at least half the readings: a burst queues for a moment on any pool
+    double starved_cpu_percent = 50;
+    double sequential_in_flight = 1.5; // the most outbound calls in flight per inbound request in flight: one at a time
+    // Churn in .NET: past a lean ASP.NET Core handler's ~0.5 kB per request (the freight original's lean variant; its
+    // churn variant allocates ~6 kB), less ~4.5 kB that each HttpClient call allocates of its own (the aggregator),
+    // at a rate past the runtime's own background; or a twentieth of the time paused for garbage collection.
+    double allocated_bytes_per_request = 4'000;
+    double allocated_bytes_per_call = 8'000;
+    double allocated_bytes_per_connection = 8'000; // Kestrel's per connection (the avatar without keep-alive: ~10 kB)
+    double allocated_bytes_per_second = 10e6;
+    double gc_pause_share = 0.05;
 };
 
 // The findings for every route with enough requests (or a stall), then the server's (overload, stalls outside

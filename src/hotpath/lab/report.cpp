@@ -260,14 +260,17 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
                                  : fmt::format(" ({:.2f}x the throughput)", mine / theirs));
         }
     }
-    fmt::print(out, "  diagnosis (from what the services report: /debug/routes, else their stall lines):\n");
+    fmt::print(out, "  diagnosis (from what the services report: /debug/routes, else their stall lines; the originals' "
+                    ".NET runtime counters):\n");
     std::string originals;
     for (const auto& v : c.variants) {
-        if (v.original) {
+        if (v.original && v.diagnosis.empty()) {
             originals += (originals.empty() ? "" : ", ") + v.name;
             continue;
         }
-        if (!v.scrape_error.empty() && v.diagnosis.empty()) {
+        if (v.original) {
+            // Read through dotnet-counters: the runtime's own figures, not a route report.
+        } else if (!v.scrape_error.empty() && v.diagnosis.empty()) {
             fmt::print(out, "    {}: no report after the load: {}\n", v.name, v.scrape_error);
         } else if (!v.scrape_error.empty()) {
             fmt::print(out, "    {}: no report after the load ({}); from its output:\n", v.name, v.scrape_error);
@@ -277,10 +280,11 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
         }
     }
     if (!originals.empty()) {
-        fmt::print(out,
-                   "    {}: the write-up's own services report nothing of themselves: their figures are the "
-                   "load's\n",
-                   originals);
+        // Why: the first original's reason (dotnet-counters missing is every original's).
+        const auto first = std::find_if(c.variants.begin(), c.variants.end(),
+                                        [](const auto& v) { return v.original && v.diagnosis.empty(); });
+        fmt::print(out, "    {}: no .NET counters read ({}): their figures are the load's\n", originals,
+                   first != c.variants.end() && !first->scrape_error.empty() ? first->scrape_error : "not asked for");
     }
     for (const auto& s : c.shared) {
         if (!s.scrape_error.empty()) {
@@ -291,6 +295,44 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
         }
     }
 }
+
+namespace {
+
+// An original's runtime figures over its load, as lab/dotnet_counters summarised them; null where a counter never
+// reported.
+boost::json::object dotnet_json(const dotnet_figures& f) {
+    auto figure = [](const std::optional<double>& v) {
+        return v ? boost::json::value(*v) : boost::json::value(nullptr);
+    };
+    boost::json::object j{{"seconds", f.seconds},
+                          {"cpu_percent", figure(f.cpu_percent)},
+                          {"threads_first", figure(f.threads_first)},
+                          {"threads_last", figure(f.threads_last)},
+                          {"threads_max", figure(f.threads_max)},
+                          {"queue_mean", figure(f.queue_mean)},
+                          {"queue_max", figure(f.queue_max)},
+                          {"allocated_bytes", figure(f.allocated_bytes)},
+                          {"gc_paused_ms", figure(f.gc_paused_ms)},
+                          {"gc_collections", figure(f.gc_collections)},
+                          {"lock_contentions", figure(f.lock_contentions)},
+                          {"exceptions", figure(f.exceptions)},
+                          {"outbound_started", figure(f.outbound_started)},
+                          {"outbound_failed", figure(f.outbound_failed)},
+                          {"outbound_in_flight", figure(f.outbound_in_flight)},
+                          {"outbound_in_flight_max", figure(f.outbound_in_flight_max)},
+                          {"inbound_in_flight", figure(f.inbound_in_flight)},
+                          {"inbound_in_flight_max", figure(f.inbound_in_flight_max)},
+                          {"connections_queued", figure(f.connections_queued)}};
+    boost::json::array routes;
+    for (const auto& r : f.routes) {
+        routes.push_back(
+            {{"method", r.method}, {"route", r.route}, {"p50_s", figure(r.p50_s)}, {"p95_s", figure(r.p95_s)}});
+    }
+    j["routes"] = std::move(routes);
+    return j;
+}
+
+} // namespace
 
 std::string result_json(const case_outcome& c, const lab_options& o) {
     boost::json::object doc;
@@ -331,6 +373,7 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
         j["routes"] = v.routes_json.empty() ? boost::json::value(nullptr) : routes_json(v.routes_json);
         j["routes_error"] = v.scrape_error;
         j["diagnosis"] = findings_json(v.diagnosis);
+        j["dotnet"] = v.dotnet ? dotnet_json(*v.dotnet) : boost::json::value(nullptr);
         j["load"] = routes_json(load::to_json(v.plan, r, {})); // the full hotpath-load/1 document, histograms included
         variants.push_back(std::move(j));
     }

@@ -1,6 +1,7 @@
 // The lab's run: services up, load, scrape, diagnose, stop; one progress line per phase.
 #include <hotpath/lab/runner.hpp>
 
+#include <hotpath/lab/dotnet_collector.hpp>
 #include <hotpath/lab/html_report.hpp>
 #include <hotpath/lab/report.hpp>
 #include <hotpath/lab/services.hpp>
@@ -17,6 +18,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <memory>
+#include <optional>
 #include <string_view>
 #include <unistd.h>
 
@@ -94,6 +98,25 @@ std::string describe(const load::plan& p) {
                        p.data.rows.empty() ? "" : fmt::format(", {} rows of {}", p.data.rows.size(), p.data.source));
 }
 
+// "GET /profile/sync/42": what an original's findings name it by (a scenario's first request).
+std::string target_name(const load::plan& p) {
+    if (!p.scenario.empty()) {
+        return p.scenario.front().method + " " + p.scenario.front().path_and_query;
+    }
+    return p.method + " " + p.to.target;
+}
+
+// The load's side of an original's window: what it answered, over what time, at what latency.
+load_window window_of(const variant_outcome& vo) {
+    const load::results& r = vo.results;
+    return {r.responses,
+            std::chrono::duration<double>(r.measured).count(),
+            static_cast<double>(vo.plan.connections),
+            r.latency.mean_ns() / 1e6,
+            static_cast<double>(r.latency.value_at_percentile(95)) / 1e6,
+            r.connections_opened};
+}
+
 // The case's own folder under the temporary directory, removed with everything in it when the case ends.
 class case_folder {
 public:
@@ -153,7 +176,8 @@ struct lab_run {
     std::size_t variant_count = 0; // in all the cases, originals included
     std::size_t phase = 0;
     double seconds_left = 0;
-    std::string peers; // the originals' folder, "" when they are not run
+    std::string peers;                        // the originals' folder, "" when they are not run
+    std::optional<std::string> counters_tool; // dotnet-counters, where found
 
     void say(const std::string& line) {
         fmt::print(progress, "hotpath lab: {}\n", line);
@@ -182,8 +206,10 @@ struct lab_run {
 
     // Loads one variant's service (hotpath's or an original) with the variant's plan; a problem when the load could
     // not run or the lab was interrupted.
+    // `before` runs once the plan is made, just before the load starts (an original's counters attach there).
     result<void, problem> load_variant(const case_spec& c, const variant_spec& v, const std::string& dir,
-                                       const service& target, variant_outcome& vo) {
+                                       const service& target, variant_outcome& vo,
+                                       const std::function<void(const load::plan&)>& before = {}) {
         auto planned = variant_plan(v, dir);
         if (!planned) {
             return problem{planned.error().code, fmt::format("{}/{}: {}", c.name, vo.name, planned.error().message)};
@@ -193,6 +219,9 @@ struct lab_run {
         const double expected = expected_seconds(vo.plan);
         say(fmt::format("[{}/{}] {}/{}: loading {} for about {:.0f}s (about {:.0f}s left in the lab)", phase + 1,
                         variant_count, c.name, vo.name, describe(vo.plan), expected, seconds_left));
+        if (before) {
+            before(vo.plan);
+        }
         int stopped_by = 0;
         const auto mode = ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
         auto r = load::run(vo.plan, mode, progress, &stopped_by);
@@ -210,7 +239,8 @@ struct lab_run {
     }
 
     // The write-up's own services on Kestrel: the shared ones, then each variant that has an original, loaded as
-    // hotpath's was. They have no /debug/routes: their figures are the load's alone.
+    // hotpath's was. They have no /debug/routes: dotnet-counters reads their runtime's own counters during the load
+    // instead (lab/dotnet_collector), and the .NET rules diagnose from those with the load's figures.
     result<void, problem> run_originals(const case_spec& c, const std::string& dir, service_set& services,
                                         case_outcome& outcome) {
         if (std::none_of(c.variants.begin(), c.variants.end(), [](const auto& v) { return v.original.has_value(); })) {
@@ -251,10 +281,35 @@ struct lab_run {
             if (!target) {
                 return std::move(target).error();
             }
-            if (auto loaded = load_variant(c, v, dir, **target, vo); !loaded) {
+            std::unique_ptr<dotnet_collector> counters;
+            auto attach = [&](const load::plan& p) {
+                if (!counters_tool) {
+                    vo.scrape_error = "dotnet-counters not found (scripts/build-peers.sh installs it beside them)";
+                    return;
+                }
+                // The session ends by itself a reading or so after the load (a guess for a count of requests).
+                const auto length = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                    std::chrono::duration<double>(expected_seconds(p) + 1.0));
+                auto started = dotnet_collector::start(*counters_tool, (*target)->pid, length);
+                if (!started) {
+                    vo.scrape_error = std::move(started).error().message;
+                    say(fmt::format("{}/{}: no .NET counters: {}", c.name, vo.name, vo.scrape_error));
+                    return;
+                }
+                counters = std::move(*started);
+            };
+            if (auto loaded = load_variant(c, v, dir, **target, vo, attach); !loaded) {
                 return loaded;
             }
-            vo.scrape_error = "a .NET original: no /debug/routes (its figures are the load's)";
+            if (counters) {
+                if (auto read = counters->finish(); read) {
+                    vo.dotnet = summarize(*read, std::chrono::duration<double>(vo.plan.warmup).count());
+                    vo.diagnosis = diagnose_dotnet(*vo.dotnet, window_of(vo), target_name(vo.plan));
+                } else {
+                    vo.scrape_error = std::move(read).error().message;
+                    say(fmt::format("{}/{}: no .NET counters: {}", c.name, vo.name, vo.scrape_error));
+                }
+            }
             services.stop(*target);
             outcome.variants.push_back(std::move(vo));
         }
@@ -342,7 +397,7 @@ struct lab_run {
 
 int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     block_stop_signals();
-    lab_run run{o, progress, {}, 0, 0, 0, {}};
+    lab_run run{o, progress, {}, 0, 0, 0, {}, {}};
     auto cases = plan_cases(o);
     if (!cases) {
         fmt::print(stderr, "hotpath: {}\n", cases.error().message);
@@ -353,7 +408,11 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
         run.say(fmt::format("hotpath's side alone: {}", peers.error().message));
     } else {
         run.peers = std::move(*peers);
-        run.say(fmt::format("with the write-ups' own services on Kestrel from {}", run.peers));
+        run.counters_tool = find_dotnet_counters("", {run.peers});
+        run.say(fmt::format("with the write-ups' own services on Kestrel from {}{}", run.peers,
+                            run.counters_tool
+                                ? fmt::format(", their runtime counters read with {}", *run.counters_tool)
+                                : std::string(" (dotnet-counters not found: their own counters unread)")));
     }
     for (const case_spec& c : run.cases) {
         for (const variant_spec& v : c.variants) {

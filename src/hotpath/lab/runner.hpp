@@ -4,10 +4,12 @@
 
 #include <hotpath/lab/cases.hpp>
 #include <hotpath/lab/diagnosis.hpp>
+#include <hotpath/lab/dotnet_counters.hpp>
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/results.hpp>
 
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -22,6 +24,7 @@ struct variant_outcome {
     std::string routes_json;  // GET /debug/routes of the loaded service after the load, as it answered
     std::string scrape_error; // why there is no report ("" when there is one): a blocked service may not answer
     std::vector<finding> diagnosis;
+    std::optional<dotnet_figures> dotnet; // an original's runtime counters over its load, when they were read
 };
 
 // A service every variant of a case used (the downstream), scraped at the end of the case.

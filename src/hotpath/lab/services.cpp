@@ -73,9 +73,19 @@ problem service_problem(std::string why) {
             std::move(why)};
 }
 
-// Starts `argv` (argv[0] a path) with the lab's stop signals unblocked and its stdout and stderr on a pipe whose
-// read end goes to `output`; the child's PID, or a problem.
-result<pid_t, problem> spawn_child(const std::vector<std::string>& argv, int& output) {
+// This executable's path, or a problem.
+result<std::string, problem> self_path() {
+    char self[PATH_MAX] = {};
+    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n <= 0) {
+        return service_problem(fmt::format("cannot find this executable: {}", std::strerror(errno)));
+    }
+    return std::string(self);
+}
+
+} // namespace
+
+result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv) {
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) {
         return service_problem(fmt::format("pipe: {}", std::strerror(errno)));
@@ -104,27 +114,17 @@ result<pid_t, problem> spawn_child(const std::vector<std::string>& argv, int& ou
         sigset_t none;
         sigemptyset(&none);
         pthread_sigmask(SIG_SETMASK, &none, nullptr);
+        if (const int none_in = ::open("/dev/null", O_RDONLY | O_CLOEXEC); none_in >= 0) {
+            ::dup2(none_in, STDIN_FILENO); // nothing reads the lab's terminal: it is the lab's
+        }
         ::dup2(out[1], STDOUT_FILENO);
         ::dup2(out[1], STDERR_FILENO);
         ::execv(cargv[0], cargv.data());
         ::_exit(127);
     }
     ::close(out[1]);
-    output = out[0];
-    return pid;
+    return spawned_child{pid, out[0]};
 }
-
-// This executable's path, or a problem.
-result<std::string, problem> self_path() {
-    char self[PATH_MAX] = {};
-    const ssize_t n = ::readlink("/proc/self/exe", self, sizeof self - 1);
-    if (n <= 0) {
-        return service_problem(fmt::format("cannot find this executable: {}", std::strerror(errno)));
-    }
-    return std::string(self);
-}
-
-} // namespace
 
 void block_stop_signals() {
     const sigset_t s = stop_signals();
@@ -162,12 +162,12 @@ result<void, problem> run_command(const std::vector<std::string>& args, std::chr
     }
     std::vector<std::string> argv{*self};
     argv.insert(argv.end(), args.begin(), args.end());
-    int output = -1;
-    auto spawned = spawn_child(argv, output);
+    auto spawned = spawn_child(argv);
     if (!spawned) {
         return std::move(spawned).error();
     }
-    const pid_t pid = *spawned;
+    const pid_t pid = spawned->pid;
+    const int output = spawned->output;
     std::string line;
     std::string last;
     while (read_line(output, line, deadline)) { // until it closes its output (it ends) or the time is up
@@ -205,15 +205,14 @@ service_set::~service_set() {
 }
 
 result<service*, problem> service_set::spawn(const std::string& name, const std::vector<std::string>& argv) {
-    int output = -1;
-    auto pid = spawn_child(argv, output);
-    if (!pid) {
-        return std::move(pid).error();
+    auto child = spawn_child(argv);
+    if (!child) {
+        return std::move(child).error();
     }
     service& s = running_.emplace_back();
     s.name = name;
-    s.pid = *pid;
-    s.output = output;
+    s.pid = child->pid;
+    s.output = child->output;
     s.tail = std::make_shared<service::output_tail>();
     return &s;
 }

@@ -36,6 +36,15 @@ result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view p
 // it fails, times out or the lab is interrupted (errc::cancelled then).
 result<void, problem> run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout);
 
+// A child the lab started: its PID and the read end of its stdout and stderr (the caller closes it).
+struct spawned_child {
+    pid_t pid = -1;
+    int output = -1;
+};
+// Starts `argv` (argv[0] a path) with the lab's stop signals unblocked, stdin from /dev/null and its stdout and
+// stderr on one pipe; the kernel kills it should the lab die first. A problem when it cannot be started.
+result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv);
+
 // One running service. Its stdout and stderr go to a pipe that a thread of its own drains for as long as it runs
 // (a service that logs must never block on a full pipe), keeping the last lines for messages.
 struct service {

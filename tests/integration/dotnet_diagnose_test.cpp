@@ -1,0 +1,137 @@
+// `hotpath lab diagnose URL --dotnet PID` on the .NET originals (peers/dotnet, published with dotnet-counters by
+// scripts/build-peers.sh into HOTPATH_PEERS_DIR): a planted problem in a .NET service it never saw as hotpath,
+// named from the runtime's own counters read while the lab loads it. Each test skips, naming what is missing, where
+// the originals or the tool are not there (no dotnet).
+#include "support/child_process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <initializer_list>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace hotpath {
+namespace {
+
+using namespace std::chrono_literals;
+
+using test::child;
+using test::free_port;
+using test::port_from;
+using test::wait_listening;
+
+std::string peer_path(const std::string& name) {
+    return std::string(HOTPATH_PEERS_DIR) + "/" + name + "/" + name;
+}
+
+std::string tool_path() {
+    return std::string(HOTPATH_PEERS_DIR) + "/tools/dotnet-counters";
+}
+
+// What is missing for these tests, as a line for GTEST_SKIP; "" when nothing is.
+std::string missing(std::initializer_list<const char*> names) {
+    for (const char* name : names) {
+        if (::access(peer_path(name).c_str(), X_OK) != 0) {
+            return "no .NET original " + peer_path(name) + " (scripts/build-peers.sh publishes it where dotnet is)";
+        }
+    }
+    if (::access(tool_path().c_str(), X_OK) != 0) {
+        return "no " + tool_path() + " (scripts/build-peers.sh installs it where dotnet is)";
+    }
+    return {};
+}
+
+// An original on Kestrel: its process and its port once it accepts connections (0 if it never did).
+struct original {
+    std::unique_ptr<child> process;
+    std::uint16_t port = 0;
+};
+
+original start(const std::string& name, std::vector<std::string> args) {
+    original o;
+    const std::uint16_t port = free_port();
+    args.insert(args.begin(), {"--urls", "http://127.0.0.1:" + std::to_string(port)});
+    o.process = std::make_unique<child>(peer_path(name), std::move(args));
+    if (wait_listening(port, 30s)) {
+        o.port = port;
+    }
+    return o;
+}
+
+// Runs `hotpath lab diagnose ...` to its end: its exit code and everything it printed.
+std::pair<int, std::string> diagnose(std::vector<std::string> args) {
+    args.insert(args.begin(), {"lab", "diagnose"});
+    args.insert(args.end(), {"--dotnet-counters", tool_path()});
+    child run(std::move(args));
+    std::string out = run.rest();
+    return {run.wait_exit(60s), out};
+}
+
+TEST(dotnet_diagnose_test, a_blocking_handler_is_named_thread_pool_starvation) {
+    if (const auto m = missing({"profile"}); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    const original profile = start("profile", {"--delay", "500"});
+    ASSERT_NE(profile.port, 0);
+    const auto [code, out] =
+        diagnose({"http://127.0.0.1:" + std::to_string(profile.port) + "/profile/sync/42", "--dotnet",
+                  std::to_string(profile.process->pid()), "-c", "100", "-d", "5s", "--timeout", "10s"});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("problem  thread_pool_starvation thread-pool starvation on GET /profile/sync/42"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(out.find("verdict: see the problems above"), std::string::npos) << out;
+}
+
+TEST(dotnet_diagnose_test, the_same_wait_awaited_is_nothing_wrong) {
+    if (const auto m = missing({"profile"}); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    const original profile = start("profile", {"--delay", "500"});
+    ASSERT_NE(profile.port, 0);
+    const auto [code, out] = diagnose({"http://127.0.0.1:" + std::to_string(profile.port) + "/profile/async/42",
+                                       "--dotnet", std::to_string(profile.process->pid()), "-c", "100", "-d", "5s"});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_EQ(out.find("problem "), std::string::npos) << out;
+    EXPECT_NE(out.find("verdict: nothing wrong"), std::string::npos) << out;
+}
+
+TEST(dotnet_diagnose_test, calls_awaited_one_after_another_are_named_with_their_count) {
+    if (const auto m = missing({"weather", "aggregator"}); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    const original weather = start("weather", {});
+    ASSERT_NE(weather.port, 0);
+    const original aggregator = start("aggregator", {"--upstream", "http://127.0.0.1:" + std::to_string(weather.port)});
+    ASSERT_NE(aggregator.port, 0);
+    const auto [code, out] =
+        diagnose({"http://127.0.0.1:" + std::to_string(aggregator.port) + "/?strategy=sequential&limit=10", "--dotnet",
+                  std::to_string(aggregator.process->pid()), "-c", "4", "-d", "5s"});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NE(out.find("problem  sequential_calls"), std::string::npos) << out;
+    EXPECT_NE(out.find("outbound HTTP calls per request"), std::string::npos) << out;
+}
+
+TEST(dotnet_diagnose_test, a_process_that_is_not_there_or_not_dotnet_gets_one_line) {
+    if (const auto m = missing({}); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    child server({"serve", "platform", "--port", "0", "--threads", "1"});
+    const std::uint16_t port = port_from(server.line());
+    ASSERT_NE(port, 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/plaintext";
+
+    auto [gone, gone_out] = diagnose({url, "--dotnet", "999999999", "-d", "1s"});
+    EXPECT_EQ(gone, 2) << gone_out;
+    EXPECT_NE(gone_out.find("--dotnet 999999999: no such process"), std::string::npos) << gone_out;
+
+    auto [native, native_out] = diagnose({url, "--dotnet", std::to_string(server.pid()), "-d", "1s"});
+    EXPECT_EQ(native, 1) << native_out;
+    EXPECT_NE(native_out.find("dotnet-counters could not attach to process"), std::string::npos) << native_out;
+}
+
+} // namespace
+} // namespace hotpath
