@@ -31,6 +31,9 @@ cmake --build "$work/build" >/dev/null
 test "$(find "$work/build" -name "*.hpp.cpp.o" -o -name "*_hpp.cpp.o" | wc -l)" -eq "$(echo "$headers" | tr ';' '\n' | grep -c .)" ||
     { echo "consumer: not every header was compiled on its own" >&2; exit 1; }
 "$work/build/consumer"
+# A user's profiling build: hotpath::alloc_counter linked in, the route report counts allocations.
+"$work/build/consumer_counting" >/dev/null
+echo "hotpath::alloc_counter counts a user's service's allocations"
 
 # A Boost that says it is 1.99.0 and forwards to the real one, which is hidden from the search (under /lib as
 # well, where a merged /usr shows it too): what a consumer with a newer Boost than hotpath's build sees.
