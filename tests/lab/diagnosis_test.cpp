@@ -76,10 +76,40 @@ TEST(diagnosis_test, bounded_concurrency_is_a_note_not_a_problem) {
     EXPECT_FALSE(f[0].problem);
 }
 
-TEST(diagnosis_test, one_downstream_call_per_request_is_not_sequential) {
+// One call that takes most of the time: not sequential, not healthy either: the downstream is named as the cost.
+TEST(diagnosis_test, one_slow_downstream_call_per_request_names_the_downstream) {
     const auto f = diagnose_text(report("/proxy", 40, 0.95, 0.03, 0.0, 1, 1));
     ASSERT_EQ(f.size(), 1u);
-    EXPECT_EQ(f[0].what, finding::kind::healthy);
+    EXPECT_EQ(f[0].what, finding::kind::downstream_bound);
+    EXPECT_FALSE(f[0].problem);
+    EXPECT_NE(f[0].text.find("95 % of POST /proxy is its downstream call"), std::string::npos) << f[0].text;
+    EXPECT_NE(f[0].text.find("the downstream is the bottleneck"), std::string::npos) << f[0].text;
+}
+
+// Two calls in a row may be a chain (a token, then the data): a note with what running them together would save.
+TEST(diagnosis_test, two_calls_in_a_row_are_a_note_with_the_saving_not_a_problem) {
+    const auto f = diagnose_text(report("/checkout", 40, 0.9, 0.05, 0.0, 2, 1));
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].what, finding::kind::sequential_calls);
+    EXPECT_FALSE(f[0].problem) << f[0].text;
+    EXPECT_NE(f[0].text.find("a chain"), std::string::npos) << f[0].text;
+    EXPECT_NE(f[0].text.find("running them together would save about"), std::string::npos) << f[0].text;
+}
+
+TEST(diagnosis_test, a_healthy_route_in_a_build_without_the_counter_says_allocations_were_not_counted) {
+    const auto f = diagnose_text(report("/ping", 1000, 0.0, 0.9, 0.02, 0, 0));
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_NE(f[0].text.find("allocations not counted in this build"), std::string::npos) << f[0].text;
+}
+
+TEST(diagnosis_test, allocations_of_a_route_that_calls_out_are_also_given_per_call) {
+    const auto f = diagnose_text(report("/fanout", 40, 0.3, 0.6, 0.0, 100, 10, 0, "2803.0"));
+    const auto churn =
+        std::find_if(f.begin(), f.end(), [](const finding& x) { return x.what == finding::kind::allocation_churn; });
+    ASSERT_NE(churn, f.end());
+    EXPECT_NE(churn->text.find("2803 allocations per request on POST /fanout (28 per downstream call, 100 calls"),
+              std::string::npos)
+        << churn->text;
 }
 
 TEST(diagnosis_test, a_healthy_route_says_nothing_wrong) {

@@ -55,6 +55,7 @@ struct diagnosis_limits {
     std::uint64_t min_requests = 5;       // fewer requests are too little evidence (a health check, a scrape)
     double downstream_share = 0.5;        // most of a route's time in downstream calls: the calls are the cost
     double min_calls = 2;                 // a single call per request cannot be awaited "one after another"
+    double chain_calls = 3;               // fewer calls in a row may be a chain (a token, then the data): a note
     double queue_share = 0.2;             // a fifth of the time before the handler runs: the server is saturated,
     double queue_mean_ms = 1;             // if that wait is long enough to matter (a 20 us handler's share is noise)
     double error_share = 0.01;            // 1 % of answers are 5xx
