@@ -49,8 +49,8 @@ int list_cases(const lab::lab_options& run) {
 runner define_lab(CLI::App& cmd) {
     auto o = std::make_shared<lab_command_options>();
     // Subcommands are words the positional case never takes: CLI11 matches a subcommand's name first.
-    CLI::App* diagnose = cmd.add_subcommand(
-        "diagnose", "Diagnose a running hotpath or .NET service on 127.0.0.1: watch it, or --load it");
+    CLI::App* diagnose =
+        cmd.add_subcommand("diagnose", "Diagnose a running hotpath or .NET service: watch it, or --load it");
     CLI::App* compare = cmd.add_subcommand("compare", "Compare two lab runs (result.json files or --out folders)");
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
@@ -68,8 +68,7 @@ runner define_lab(CLI::App& cmd) {
     });
     when_chosen(*diagnose, [o](CLI::App& c) {
         auto& d = o->diagnose;
-        c.add_option("url", d.url, "The service: http://127.0.0.1:PORT[/path] (the path is what --load sends)")
-            ->required();
+        c.add_option("url", d.url, "The service: http://HOST:PORT[/path] (the path is what --load sends)")->required();
         c.add_option("-d,--duration", d.duration, "How long to watch, or to load")->capture_default_str();
         c.add_flag("--load", d.load, "Send load for --duration (closed model, 10 connections unless -c or --rate)");
         c.add_option("-c,--connections", d.load_with.connections, "Load: connections (implies --load)")

@@ -163,6 +163,18 @@ TEST(lab_diagnose_test, a_healthy_service_is_nothing_wrong) {
     EXPECT_NE(said.find("(GET /health/{part}): the rest is the network"), std::string::npos) << said;
 }
 
+// A service named by a host name, not an address (in a container or on another machine it would be): resolved,
+// its report read and its path loaded there.
+TEST(lab_diagnose_test, a_service_named_by_its_host_name_is_read_there) {
+    health_service h;
+    ASSERT_TRUE(h.server->ok());
+    int code = -1;
+    const std::string said = diagnose("http://localhost:" + std::to_string(h.server->port()) + "/health/disk", code);
+    EXPECT_EQ(code, 0) << said;
+    EXPECT_NE(said.find("loading http://localhost:"), std::string::npos) << said;
+    EXPECT_NE(said.find("verdict: nothing wrong"), std::string::npos) << said;
+}
+
 // A path no route has: every answer a 404 is never "nothing wrong".
 TEST(lab_diagnose_test, a_path_that_answers_404_to_everything_is_a_problem) {
     health_service h;

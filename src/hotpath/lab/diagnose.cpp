@@ -7,6 +7,7 @@
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
+#include <hotpath/probe/probe.hpp>
 
 #include <fmt/core.h>
 
@@ -25,30 +26,26 @@ using namespace std::chrono_literals;
 
 constexpr std::chrono::seconds scrape_timeout{5};
 
-// http://127.0.0.1:PORT[/path] or http://localhost:PORT[/path]: the lab reads services on this machine only.
-result<void, problem> parse_local_url(const std::string& text, std::uint16_t& port, std::string& path) {
+// The service's URL: any host (services live in containers and on other machines), http:// until TLS lands.
+result<http::url, problem> parse_service_url(const std::string& text) {
     auto u = http::parse_request_url(text);
     if (!u) {
         return problem{u.error().code, u.error().message + " (e.g. http://127.0.0.1:5060)"};
     }
-    if (u->host != "127.0.0.1" && u->host != "localhost") {
-        return problem{errc::invalid_value, fmt::format("'{}': lab diagnose reads services on 127.0.0.1 only", text)};
-    }
-    port = u->port;
-    path = u->target;
-    return {};
+    return std::move(*u);
 }
 
 // An overloaded hotpath service refuses the report's request too (503 at its in-flight or connection limit):
 // asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all. The problem's
 // code says how it failed: errc::overloaded (503 throughout), errc::unexpected_status or errc::invalid_json (not
 // hotpath), else the request's own (the service is down).
-result<route_report, problem> scrape(std::uint16_t port) {
+result<route_report, problem> scrape(const std::string& base) {
+    const std::string report_url = base + "/debug/routes";
     const auto until = std::chrono::steady_clock::now() + scrape_timeout;
-    auto got = get_local(port, "/debug/routes", scrape_timeout);
+    auto got = probe::fetch(report_url, scrape_timeout);
     while (got && got->status == 503 && std::chrono::steady_clock::now() < until && !interrupted()) {
         std::this_thread::sleep_for(50ms);
-        got = get_local(port, "/debug/routes", scrape_timeout);
+        got = probe::fetch(report_url, scrape_timeout);
     }
     if (!got) {
         return std::move(got).error();
@@ -255,10 +252,9 @@ int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, b
 
 int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     block_stop_signals();
-    std::uint16_t port = 0;
-    std::string path;
-    if (auto parsed = parse_local_url(o.url, port, path); !parsed) {
-        fmt::print(err, "hotpath: lab diagnose: {}\n", parsed.error().message);
+    const auto service = parse_service_url(o.url);
+    if (!service) {
+        fmt::print(err, "hotpath: lab diagnose: {}\n", service.error().message);
         return 2;
     }
     const auto length = parse_duration(o.duration);
@@ -293,11 +289,11 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         }
     }
 
-    const std::string base = fmt::format("http://127.0.0.1:{}", port);
+    const std::string base = "http://" + service->authority(); // the report is at the service's root
     if (o.dotnet_pid) {
         return diagnose_dotnet_process(o, plan, loading, *length, base, out, err);
     }
-    auto before = scrape(port);
+    auto before = scrape(base);
     if (!before) {
         return scrape_failed(before.error(), base, "nothing answers at", err);
     }
@@ -311,7 +307,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     const std::uint64_t failed_requests = seen.failed_requests;
     const std::uint64_t sent_requests = seen.sent_requests;
 
-    auto after = scrape(port);
+    auto after = scrape(base);
     if (!after) {
         return scrape_failed(after.error(), base, "it stopped answering:", err);
     }

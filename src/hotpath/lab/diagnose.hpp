@@ -1,4 +1,4 @@
-// `hotpath lab diagnose URL`: the lab's diagnosis pointed at any running hotpath service on 127.0.0.1, either
+// `hotpath lab diagnose URL`: the lab's diagnosis pointed at any running hotpath service on any host, either
 // loaded by the lab itself (src/hotpath/load) or watched under someone else's load, its GET /debug/routes read before
 // and after.
 #pragma once
@@ -14,7 +14,7 @@ namespace hotpath::lab {
 
 // `hotpath lab diagnose URL [--duration D] [--load] [-c N] [--rate R] [--path P]...` as typed.
 struct diagnose_options {
-    std::string url;                // http://127.0.0.1:PORT[/path]: the service, and the path a load sends to
+    std::string url;                // http://HOST:PORT[/path]: the service, and the path a load sends to
     std::string duration = "10s";   // how long to watch, or to load
     bool load = false;              // send load (also when connections or rate is given); else watch
     load::load_options load_with;   // connections, rate, timeout; the url and duration are set from the above
