@@ -14,7 +14,6 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
-#include <filesystem>
 #include <optional>
 #include <thread>
 
@@ -185,12 +184,7 @@ int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, b
         fmt::print(err, "hotpath: lab diagnose: --dotnet {}: no such process\n", pid);
         return 2;
     }
-    std::vector<std::string> beside; // build/peers, beside build/release/hotpath: where build-peers.sh puts it
-    std::error_code ec;
-    if (const auto self = std::filesystem::read_symlink("/proc/self/exe", ec); !ec) {
-        beside.push_back((self.parent_path().parent_path() / "peers").string());
-    }
-    const auto tool = find_dotnet_counters(o.dotnet_counters, beside);
+    const auto tool = find_dotnet_counters(o.dotnet_counters, {default_peers_folder()});
     if (!tool) {
         fmt::print(err,
                    "hotpath: lab diagnose: dotnet-counters not found{}: install it with `dotnet tool install "
@@ -215,16 +209,7 @@ int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, b
         return 1;
     }
     const dotnet_figures f = summarize(*read);
-    load_window window;
-    if (seen.results) {
-        const load::results& r = *seen.results;
-        window = {r.responses,
-                  std::chrono::duration<double>(r.measured).count(),
-                  static_cast<double>(plan.connections),
-                  r.latency.mean_ns() / 1e6,
-                  static_cast<double>(r.latency.value_at_percentile(95)) / 1e6,
-                  r.connections_opened};
-    }
+    const load_window window = seen.results ? load_window_of(plan, *seen.results) : load_window{};
     auto figure = [](const std::optional<double>& v, const char* format) {
         return v ? fmt::format(fmt::runtime(format), *v) : std::string("-");
     };
@@ -237,7 +222,7 @@ int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, b
                figure(f.outbound_started, "{:.0f}"));
     fmt::print(out, "diagnosis of the {} {} (process {}{}):\n", o.duration, seen.how, pid,
                read->process.empty() ? "" : ", " + read->process);
-    const std::string name = plan.scenario.empty() ? plan.method + " " + plan.to.target : base;
+    const std::string name = target_name(plan);
     bool problem = false;
     print_findings(diagnose_dotnet(f, window, name), seen.failed_requests, seen.sent_requests, problem, out);
     if (!loading) {

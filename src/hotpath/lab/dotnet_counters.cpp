@@ -2,6 +2,8 @@
 #include <hotpath/lab/dotnet_counters.hpp>
 
 #include <hotpath/core/units.hpp>
+#include <hotpath/load/plan.hpp>
+#include <hotpath/load/results.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -9,6 +11,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -242,9 +245,9 @@ dotnet_figures summarize(const dotnet_counters& c, double skip_s) {
     window totals;
     double earliest = std::numeric_limits<double>::infinity();
     double latest = -std::numeric_limits<double>::infinity();
-    for (const char* name : {"http.server.active_requests", "kestrel.active_connections"}) {
-        for (const auto* s :
-             all_of(c, name == std::string_view("kestrel.active_connections") ? kestrel : hosting, name)) {
+    for (const auto& [provider, name] : {std::pair{hosting, std::string_view("http.server.active_requests")},
+                                         std::pair{kestrel, std::string_view("kestrel.active_connections")}}) {
+        for (const auto* s : all_of(c, provider, name)) {
             for (const dotnet_sample& x : s->samples) {
                 if (x.value > 0) {
                     earliest = std::min(earliest, x.at_s);
@@ -324,6 +327,22 @@ dotnet_figures summarize(const dotnet_counters& c, double skip_s) {
         }
     }
     return f;
+}
+
+load_window load_window_of(const load::plan& plan, const load::results& r) {
+    return {r.responses,
+            std::chrono::duration<double>(r.measured).count(),
+            static_cast<double>(plan.connections),
+            r.latency.mean_ns() / 1e6,
+            static_cast<double>(r.latency.value_at_percentile(95)) / 1e6,
+            r.connections_opened};
+}
+
+std::string target_name(const load::plan& p) {
+    if (!p.scenario.empty()) {
+        return p.scenario.front().method + " " + p.scenario.front().path_and_query;
+    }
+    return p.method + " " + p.to.target;
 }
 
 std::vector<finding> diagnose_dotnet(const dotnet_figures& f, const load_window& load, const std::string& name,

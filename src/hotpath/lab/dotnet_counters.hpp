@@ -12,6 +12,11 @@
 #include <string_view>
 #include <vector>
 
+namespace hotpath::load {
+struct plan;
+struct results;
+} // namespace hotpath::load
+
 namespace hotpath::lab {
 
 // The providers the lab asks dotnet-counters for (its --counters): the runtime's EventCounters (the thread pool's
@@ -91,6 +96,12 @@ struct load_window {
     double p95_ms = 0;
     std::uint64_t connections = 0; // opened in the window: one per request without keep-alive
 };
+
+// The window as the load saw it: answers, measured seconds, connections, mean and p95, connections opened.
+load_window load_window_of(const load::plan& plan, const load::results& results);
+
+// "GET /profile/sync/42": what the findings name the loaded service by (a scenario's first request).
+std::string target_name(const load::plan& plan);
 
 // The findings the runtime's counters support, problems first; one `healthy` finding when none; one finding that
 // says what was missing when the counters hold nothing the rules read. `name` names the service in the lines

@@ -65,13 +65,9 @@ result<std::string, problem> originals_folder(const lab_options& o) {
     if (!o.originals) {
         return problem{errc::invalid_value, "--no-originals"};
     }
-    std::error_code ec;
-    std::filesystem::path dir = o.peers_dir;
-    if (dir.empty()) {
-        dir = std::filesystem::read_symlink("/proc/self/exe", ec).parent_path().parent_path() / "peers";
-    }
+    const std::filesystem::path dir = o.peers_dir.empty() ? default_peers_folder() : o.peers_dir;
     // Every case's originals are published together: the platform one stands for them all.
-    if (ec || ::access((dir / "platform" / "platform").c_str(), X_OK) != 0) {
+    if (dir.empty() || ::access((dir / "platform" / "platform").c_str(), X_OK) != 0) {
         return problem{errc::invalid_value,
                        fmt::format("the .NET originals are not built in {} (bash scripts/build-peers.sh needs dotnet)",
                                    dir.string())};
@@ -96,25 +92,6 @@ std::string describe(const load::plan& p) {
     const load::request_spec& r = p.scenario.front();
     return fmt::format("{} {}{} (a scenario{})", r.method, p.to.text(), r.path_and_query.substr(1),
                        p.data.rows.empty() ? "" : fmt::format(", {} rows of {}", p.data.rows.size(), p.data.source));
-}
-
-// "GET /profile/sync/42": what an original's findings name it by (a scenario's first request).
-std::string target_name(const load::plan& p) {
-    if (!p.scenario.empty()) {
-        return p.scenario.front().method + " " + p.scenario.front().path_and_query;
-    }
-    return p.method + " " + p.to.target;
-}
-
-// The load's side of an original's window: what it answered, over what time, at what latency.
-load_window window_of(const variant_outcome& vo) {
-    const load::results& r = vo.results;
-    return {r.responses,
-            std::chrono::duration<double>(r.measured).count(),
-            static_cast<double>(vo.plan.connections),
-            r.latency.mean_ns() / 1e6,
-            static_cast<double>(r.latency.value_at_percentile(95)) / 1e6,
-            r.connections_opened};
 }
 
 // The case's own folder under the temporary directory, removed with everything in it when the case ends.
@@ -304,7 +281,8 @@ struct lab_run {
             if (counters) {
                 if (auto read = counters->finish(); read) {
                     vo.dotnet = summarize(*read, std::chrono::duration<double>(vo.plan.warmup).count());
-                    vo.diagnosis = diagnose_dotnet(*vo.dotnet, window_of(vo), target_name(vo.plan));
+                    vo.diagnosis =
+                        diagnose_dotnet(*vo.dotnet, load_window_of(vo.plan, vo.results), target_name(vo.plan));
                 } else {
                     vo.scrape_error = std::move(read).error().message;
                     say(fmt::format("{}/{}: no .NET counters: {}", c.name, vo.name, vo.scrape_error));

@@ -2,6 +2,8 @@
 #include <hotpath/lab/services.hpp>
 
 #include <fmt/core.h>
+
+#include <filesystem>
 #include <fmt/format.h>
 
 #include <arpa/inet.h>
@@ -341,6 +343,11 @@ std::string service::last_output() const {
         text.remove_prefix(first + 1); // the first line may have lost its start
     }
     return std::string(text);
+}
+
+std::string default_peers_folder() {
+    const auto self = self_path();
+    return self ? (std::filesystem::path(*self).parent_path().parent_path() / "peers").string() : std::string();
 }
 
 std::uint16_t free_loopback_port() {

@@ -64,6 +64,10 @@ struct service {
     std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
 };
 
+// Where scripts/build-peers.sh puts the .NET originals and their tools for this executable: ../peers beside it
+// (build/release/hotpath -> build/peers); "" when this executable's path cannot be read.
+std::string default_peers_folder();
+
 // A port free on 127.0.0.1 right now (bound, read, released), for a peer that cannot pick its own; 0 on failure.
 std::uint16_t free_loopback_port();
 
