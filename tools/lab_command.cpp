@@ -12,6 +12,7 @@
 #include <fmt/core.h>
 
 #include <cstdio>
+#include <limits>
 #include <memory>
 
 namespace hotpath::cli {
@@ -80,7 +81,7 @@ runner define_lab(CLI::App& cmd) {
         c.add_option("--dotnet", d.dotnet_pid,
                      "A .NET service's process id: read its runtime's counters (thread pool, GC, HttpClient, "
                      "Kestrel) with dotnet-counters instead of a hotpath report")
-            ->check(CLI::PositiveNumber);
+            ->check(CLI::Range(1, std::numeric_limits<int>::max()));
         c.add_option("--dotnet-counters", d.dotnet_counters,
                      "Path of dotnet-counters (default: build/peers/tools, then the PATH, then ~/.dotnet/tools)");
     });

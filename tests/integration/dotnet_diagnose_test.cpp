@@ -133,5 +133,15 @@ TEST(dotnet_diagnose_test, a_process_that_is_not_there_or_not_dotnet_gets_one_li
     EXPECT_NE(native_out.find("dotnet-counters could not attach to process"), std::string::npos) << native_out;
 }
 
+// Bad usage, with or without dotnet on the machine: one line naming the accepted range, exit 2.
+TEST(dotnet_diagnose_test, a_pid_that_is_not_a_process_id_is_bad_usage) {
+    for (const char* pid : {"0", "-3", "abc"}) {
+        child run({"lab", "diagnose", "http://127.0.0.1:1/x", "--dotnet", pid});
+        const std::string out = run.rest();
+        EXPECT_EQ(run.wait_exit(10s), 2) << pid << ": " << out;
+        EXPECT_NE(out.find("--dotnet: Value " + std::string(pid) + " not in range 1 to"), std::string::npos) << out;
+    }
+}
+
 } // namespace
 } // namespace hotpath
