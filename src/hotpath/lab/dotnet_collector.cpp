@@ -95,8 +95,9 @@ result<std::unique_ptr<dotnet_collector>, problem> dotnet_collector::start(const
     const fs::path base = fs::temp_directory_path(ec);
     std::string pattern = ((ec ? fs::path("/tmp") : base) / "hotpath-dotnet-counters-XXXXXX").string();
     if (::mkdtemp(pattern.data()) == nullptr) {
-        return problem{std::error_code(errno, std::system_category()),
-                       fmt::format("cannot create {}: {}", pattern, std::strerror(errno))};
+        const int error = errno;
+        return problem{std::error_code(error, std::system_category()),
+                       fmt::format("cannot create {}: {}", pattern, std::strerror(error))};
     }
     c->folder_ = pattern;
     const auto seconds =
@@ -127,9 +128,8 @@ result<std::unique_ptr<dotnet_collector>, problem> dotnet_collector::start(const
 }
 
 result<dotnet_counters, problem> dotnet_collector::finish() {
-    const auto stop_at = ends_ + std::chrono::seconds{10};
-    int asked = 0; // 0 not yet, 1 SIGTERM sent, 2 SIGKILL sent
-    std::chrono::steady_clock::time_point asked_at;
+    // Killed outright when it overstays: SIGTERM loses its unwritten tail just as SIGKILL does.
+    const auto kill_at = ends_ + std::chrono::seconds{10};
     while (pid_ > 0) {
         int status = 0;
         const pid_t done = ::waitpid(pid_, &status, WNOHANG);
@@ -137,14 +137,8 @@ result<dotnet_counters, problem> dotnet_collector::finish() {
             pid_ = -1;
             break;
         }
-        const auto now = std::chrono::steady_clock::now();
-        if (asked == 0 && now >= stop_at) {
-            stop(SIGTERM);
-            asked = 1;
-            asked_at = now;
-        } else if (asked == 1 && now >= asked_at + std::chrono::seconds{1}) {
-            stop(SIGKILL);
-            asked = 2;
+        if (std::chrono::steady_clock::now() >= kill_at) {
+            ::kill(pid_, SIGKILL);
         }
         if (output_ < 0 || !read_some(output_, said_, 20)) {
             if (output_ >= 0) {
@@ -165,28 +159,23 @@ result<dotnet_counters, problem> dotnet_collector::finish() {
     // A stopped session's file ends inside an event or after one: kept up to its last whole event, then closed.
     if (const auto end = json.find_last_not_of(" \t\r\n");
         end == std::string::npos || end < 1 || json.compare(end - 1, 2, "]}") != 0) {
+        constexpr std::string_view opening = "\"Events\": [";
         const auto last = json.rfind("},{");
-        const auto events = json.find("\"Events\": [");
+        const auto events = json.find(opening);
         if (last != std::string::npos) {
             json.resize(last + 1);
             json += "]}";
         } else if (events != std::string::npos) {
-            json.resize(events + 11);
+            json.resize(events + opening.size());
             json += "]}";
         }
     }
     return parse_dotnet_counters(json);
 }
 
-void dotnet_collector::stop(int signal_number) {
-    if (pid_ > 0) {
-        ::kill(pid_, signal_number);
-    }
-}
-
 dotnet_collector::~dotnet_collector() {
     if (pid_ > 0) {
-        stop(SIGKILL);
+        ::kill(pid_, SIGKILL);
         int status = 0;
         ::waitpid(pid_, &status, 0);
     }

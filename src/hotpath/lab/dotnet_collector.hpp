@@ -41,7 +41,6 @@ public:
 
 private:
     dotnet_collector() = default;
-    void stop(int signal_number);
 
     pid_t pid_ = -1;
     int output_ = -1; // the tool's stdout and stderr
