@@ -131,6 +131,7 @@ struct level {
     std::optional<double> first;
     std::optional<double> last;
     std::optional<double> nonzero_share; // of the readings, those at 1 or more
+    std::size_t readings = 0;
 };
 level level_of(const std::vector<const dotnet_series*>& series, const window& w) {
     std::map<long long, double> sum; // by the reading's time, rounded to 100 ms: one reading of every tag set
@@ -153,6 +154,7 @@ level level_of(const std::vector<const dotnet_series*>& series, const window& w)
         most = std::max(most, v);
         nonzero += v >= 1 ? 1 : 0;
     }
+    out.readings = sum.size();
     out.mean = total / static_cast<double>(sum.size());
     out.nonzero_share = nonzero / static_cast<double>(sum.size());
     out.max = most;
@@ -275,7 +277,8 @@ dotnet_figures summarize(const dotnet_counters& c, double skip_s) {
     }
     const window& w = levels;
 
-    f.cpu_percent = level_of(all_of(c, runtime, "CPU Usage"), w).mean;
+    // The session's first CPU reading covers no interval (it reads 0 % whatever the load): never in the window.
+    f.cpu_percent = level_of(all_of(c, runtime, "CPU Usage"), {std::max(w.from, 0.5), w.to}).mean;
     const level threads = level_of(all_of(c, runtime, "ThreadPool Thread Count"), w);
     f.threads_first = threads.first;
     f.threads_last = threads.last;
@@ -284,6 +287,7 @@ dotnet_figures summarize(const dotnet_counters& c, double skip_s) {
     f.queue_mean = queue.mean;
     f.queue_max = queue.max;
     f.queue_held = queue.nonzero_share;
+    f.queue_readings = queue.readings;
     f.allocated_bytes = total_of(all_of(c, runtime, "Allocation Rate"), totals);
     f.gc_paused_ms = total_of(all_of(c, runtime, "Time paused by GC"), totals);
     for (const char* gen : {"Gen 0 GC Count", "Gen 1 GC Count", "Gen 2 GC Count"}) {
@@ -372,9 +376,12 @@ std::vector<finding> diagnose_dotnet(const dotnet_figures& f, const load_window&
             : std::string();
 
     bool starved = false;
-    // Starvation is a queue that stays (a burst queues for a moment on any pool) while the CPU idles.
-    if (f.queue_mean && *f.queue_mean >= limits.dotnet_queue_mean && f.queue_held &&
-        *f.queue_held >= limits.dotnet_queue_held && f.cpu_percent && *f.cpu_percent < limits.starved_cpu_percent) {
+    // Starvation is a queue that stays (a burst queues for a moment on any pool: one reading is not a queue that
+    // stays, however long) while the CPU idles.
+    const bool queue_stays = f.queue_held && *f.queue_held >= limits.dotnet_queue_held &&
+                             *f.queue_held * static_cast<double>(f.queue_readings) >= 2;
+    if (f.queue_mean && *f.queue_mean >= limits.dotnet_queue_mean && queue_stays && f.cpu_percent &&
+        *f.cpu_percent < limits.starved_cpu_percent) {
         starved = true;
         const double first = f.threads_first.value_or(0);
         const double last = f.threads_last.value_or(0);

@@ -6,6 +6,7 @@
 #include <hotpath/core/result.hpp>
 #include <hotpath/lab/diagnosis.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -64,6 +65,7 @@ struct dotnet_figures {
     std::optional<double> queue_mean; // work items waiting for a thread-pool thread
     std::optional<double> queue_max;
     std::optional<double> queue_held;      // the share of readings with a work item or more queued
+    std::size_t queue_readings = 0;        // of the queue, in the window
     std::optional<double> allocated_bytes; // in the window
     std::optional<double> gc_paused_ms;    // in the window
     std::optional<double> gc_collections;  // in the window, every generation

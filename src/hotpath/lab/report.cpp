@@ -311,6 +311,8 @@ boost::json::object dotnet_json(const dotnet_figures& f) {
                           {"threads_max", figure(f.threads_max)},
                           {"queue_mean", figure(f.queue_mean)},
                           {"queue_max", figure(f.queue_max)},
+                          {"queue_held", figure(f.queue_held)},
+                          {"queue_readings", f.queue_readings},
                           {"allocated_bytes", figure(f.allocated_bytes)},
                           {"gc_paused_ms", figure(f.gc_paused_ms)},
                           {"gc_collections", figure(f.gc_collections)},
