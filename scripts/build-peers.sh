@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Publishes the .NET originals of the cases (peers/dotnet/*, see its README) into OUT_DIR/<name>/ (default
-# build/peers): Release, framework-dependent, each with its apphost OUT_DIR/<name>/<name>. One package comes from a
-# registry: freight's SQLite provider (Microsoft.Data.Sqlite and its SQLitePCLRaw packages), restored from the NuGet
-# source peers/dotnet/NuGet.config names and maps to those packages alone (the NuGet copy this machine reaches, or
-# the local package cache once they are in it); the other projects use only the SDK and the shared framework.
+# build/peers): Release, framework-dependent, each with its apphost OUT_DIR/<name>/<name>. Packages come from a
+# registry for two uses: freight's SQLite provider (Microsoft.Data.Sqlite and its SQLitePCLRaw packages), and the
+# OpenTelemetry SDK with its Prometheus exporter for the opt-in /metrics of profile and aggregator
+# (peers/dotnet/shared/OtelMetrics.cs), restored from the NuGet source peers/dotnet/NuGet.config names and maps to
+# those packages alone (the NuGet copy this machine reaches, or the local package cache once they are in it); the
+# other projects use only the SDK and the shared framework.
 # Beside them, dotnet-counters in OUT_DIR/tools (the lab reads the originals' runtime counters with it).
 # A peer whose sources are older than its apphost is left as it is. Without dotnet it says so in one line and
 # exits 0: whatever uses the peers skips them.
@@ -27,7 +29,10 @@ mkdir -p "$OUT_DIR"
 for name in "${PEERS[@]}"; do
     src=peers/dotnet/$name
     app=$OUT_DIR/$name/$name
-    if [[ -x $app && -z $(find "$src" peers/dotnet/Directory.Build.props peers/dotnet/NuGet.config \
+    # Its own folder, the shared settings, and peers/dotnet/shared when its project compiles code from there.
+    shared=()
+    if grep -q '\.\./shared/' "$src/$name.csproj"; then shared=(peers/dotnet/shared); fi
+    if [[ -x $app && -z $(find "$src" peers/dotnet/Directory.Build.props peers/dotnet/NuGet.config "${shared[@]}" \
         -path "$src/bin" -prune -o -path "$src/obj" -prune -o -type f -newer "$app" -print -quit) ]]; then
         echo "build-peers: $name up to date ($app)"
         continue

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The .NET originals build from a clean checkout: the tracked files of peers/dotnet and scripts/build-peers.sh
-# alone, in an empty folder, publish every apphost (the one package, freight's SQLite provider, from the NuGet source
-# peers/dotnet/NuGet.config names, or the local package cache) and install dotnet-counters, and a second run finds
-# them up to date.
+# alone, in an empty folder, publish every apphost (the packages, freight's SQLite provider and the OpenTelemetry SDK
+# and Prometheus exporter of profile and aggregator, from the NuGet source peers/dotnet/NuGet.config names, or the
+# local package cache) and install dotnet-counters, and a second run finds them up to date.
 # Exits 77 (skipped) without dotnet.
 set -euo pipefail
 src=$(cd "$(dirname "$0")/../.." && pwd)

@@ -2,6 +2,7 @@
 // times (100 by default) through one shared HttpClient, sequentially, all at once, or at most `limit` at a time
 // (a SemaphoreSlim), and returns one of the results at random.
 //   ?strategy=sequential|all|bounded&limit=10&calls=100; the weather service from --upstream (or --WeatherUrl).
+//   --otel-metrics true: OpenTelemetry metrics at GET /metrics.
 using System.Net.Sockets;
 using System.Text.Json;
 
@@ -9,6 +10,10 @@ var builder = WebApplication.CreateBuilder(args);
 builder.Logging.ClearProviders();
 // Bad requests and failed calls are answered as problem details (application/problem+json).
 builder.Services.AddProblemDetails();
+if (!builder.AddOtelMetrics("aggregator"))
+{
+    return 2;
+}
 
 var upstream = builder.Configuration["Upstream"] ?? builder.Configuration["WeatherUrl"] ?? "http://127.0.0.1:5176";
 
@@ -21,6 +26,7 @@ var httpClient = new HttpClient(new SocketsHttpHandler { PooledConnectionLifetim
 
 var app = builder.Build();
 app.UseStatusCodePages();
+app.MapOtelMetrics();
 
 app.MapGet("/", async (string? strategy, int? limit, int? calls) =>
 {
@@ -62,6 +68,7 @@ app.MapGet("/", async (string? strategy, int? limit, int? calls) =>
 });
 
 app.Run();
+return 0;
 
 async Task<WeatherForecast[]> GetForecasts() =>
     await httpClient.GetFromJsonAsync<WeatherForecast[]>("/weatherForecast")

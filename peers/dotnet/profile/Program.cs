@@ -4,7 +4,7 @@
 //   GET /profile/offload/{id}  awaits Task.Run of the blocking call: a synchronous-only library wrapped in an
 //                              asynchronous method, which frees the request thread by taking another pool thread.
 // All three answer {"id":42,"name":"User 42","email":"user42@example.com"}; an id that is not an integer is 404.
-//   profile --urls http://127.0.0.1:5090 --delay 2000
+//   profile --urls http://127.0.0.1:5090 --delay 2000 [--otel-metrics true]   (OpenTelemetry metrics at GET /metrics)
 var builder = WebApplication.CreateBuilder(args);
 builder.Logging.ClearProviders();
 
@@ -14,8 +14,13 @@ if (delay < 0)
     Console.Error.WriteLine($"profile: bad --delay {delay} (milliseconds, 0 or more)");
     return 2;
 }
+if (!builder.AddOtelMetrics("profile"))
+{
+    return 2;
+}
 
 var app = builder.Build();
+app.MapOtelMetrics();
 
 // THE ANTI-PATTERN: Thread.Sleep stands in for a synchronous I/O call (a blocking database driver or HTTP client).
 // The thread-pool thread serving the request does nothing else until it returns; under load the pool runs out of
