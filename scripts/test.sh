@@ -12,8 +12,10 @@ bash scripts/install-deps.sh
 echo "== release build and tests"
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$JOBS"
-# The .NET originals the differential tests run against (one line and nothing else without dotnet).
+# The .NET originals the differential tests run against (one line and nothing else without dotnet), and the Node
+# service lab diagnose --metrics is tested on (one line and nothing else without node).
 bash scripts/build-peers.sh
+bash scripts/build-node-peers.sh
 ctest --preset release -j "$JOBS"
 
 echo "== ASan+UBSan build and tests"
