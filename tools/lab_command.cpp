@@ -51,7 +51,7 @@ runner define_lab(CLI::App& cmd) {
     auto o = std::make_shared<lab_command_options>();
     // Subcommands are words the positional case never takes: CLI11 matches a subcommand's name first.
     CLI::App* diagnose =
-        cmd.add_subcommand("diagnose", "Diagnose a running hotpath or .NET service: watch it, or --load it");
+        cmd.add_subcommand("diagnose", "Diagnose a running service (hotpath, .NET, or any with OpenTelemetry metrics): watch it, or --load it");
     CLI::App* compare = cmd.add_subcommand("compare", "Compare two lab runs (result.json files or --out folders)");
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
@@ -84,6 +84,9 @@ runner define_lab(CLI::App& cmd) {
             ->check(CLI::Range(1, std::numeric_limits<int>::max()));
         c.add_option("--dotnet-counters", d.dotnet_counters,
                      "Path of dotnet-counters (default: build/peers/tools, then the PATH, then ~/.dotnet/tools)");
+        c.add_option("--metrics", d.metrics_url,
+                     "A service of any stack: its OpenTelemetry metrics in Prometheus text at this URL (e.g. "
+                     "http://HOST:9464/metrics), read before, during and after the window instead of a hotpath report");
     });
     when_chosen(*compare, [o](CLI::App& c) {
         c.add_option("old", o->compare_old, "The earlier run: a result.json or a lab --out folder")->required();

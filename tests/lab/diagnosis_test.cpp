@@ -69,6 +69,14 @@ TEST(diagnosis_test, every_call_at_once_floods_the_downstream) {
     EXPECT_EQ(f[0].what, finding::kind::flooding);
 }
 
+// A few calls started together (a token and a profile, 8 prices) are the fix for calls in a row, not a flood.
+TEST(diagnosis_test, a_few_calls_at_once_are_a_note_not_a_flood) {
+    const auto f = diagnose_text(report("/quote", 40, 0.8, 0.1, 0.0, 8, 8));
+    ASSERT_EQ(f.size(), 1u);
+    EXPECT_EQ(f[0].what, finding::kind::downstream_bound);
+    EXPECT_NE(f[0].text.find("the calls run together"), std::string::npos) << f[0].text;
+}
+
 TEST(diagnosis_test, bounded_concurrency_is_a_note_not_a_problem) {
     const auto f = diagnose_text(report("/quote", 40, 0.8, 0.1, 0.0, 30, 6));
     ASSERT_EQ(f.size(), 1u);

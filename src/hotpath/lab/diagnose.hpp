@@ -21,14 +21,16 @@ struct diagnose_options {
     std::vector<std::string> paths; // load these paths evenly (implies load); empty: the URL's path
     std::optional<int> dotnet_pid;  // a .NET service: its runtime's counters (dotnet-counters) instead of a report
     std::string dotnet_counters;    // the tool's path; empty: found (lab/dotnet_collector.hpp)
+    std::string metrics_url;        // any service: its OpenTelemetry metrics in Prometheus text (lab/otel_metrics.hpp)
 };
 
 // Scrapes, waits (watching or loading), scrapes again, prints the findings of what changed in between on `out`
 // (or of the whole report since the service started, when nothing was answered in between, and says which). With
-// `dotnet_pid`, reads that .NET process's runtime counters over the window instead and applies the .NET rules.
+// `dotnet_pid`, reads that .NET process's runtime counters over the window instead and applies the .NET rules; with
+// `metrics_url`, scrapes that page of OpenTelemetry metrics before, every second during, and after the window.
 // Exit codes: 0 findings printed ("nothing wrong" for a healthy service); 1 nothing answers at the URL (down,
-// refused, timed out) or the load could not run; 2 bad usage, or the URL answers but is not a hotpath service
-// (no GET /debug/routes report); 130 interrupted. Failures are one line on `err`. Blocks SIGINT/SIGTERM in the
+// refused, timed out) or the load could not run; 2 bad usage; 3 the URL answers but is not a hotpath service (no
+// GET /debug/routes report), or the metrics URL answers with no Prometheus text; 130 interrupted. Failures are one line on `err`. Blocks SIGINT/SIGTERM in the
 // calling thread (call from main's thread before any other thread starts).
 int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err);
 

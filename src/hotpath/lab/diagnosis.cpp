@@ -205,16 +205,20 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                 percent(r.downstream), name, calls,
                                 few ? " (a chain, where each needs the last's answer, cannot be run together)" : "",
                                 duration(saved), duration(r.mean_ms), duration(r.p95_ms)));
-            } else if (static_cast<double>(r.max_concurrency) >= calls) {
+            } else if (static_cast<double>(r.max_concurrency) >= calls && calls >= limits.flood_calls) {
                 add(finding::kind::flooding, true,
                     fmt::format("{} % of {} is downstream, all {:.0f} calls of a request in flight at once (at most "
                                 "{}): fast alone, but each request floods the downstream",
                                 percent(r.downstream), name, calls, r.max_concurrency));
             } else {
                 add(finding::kind::downstream_bound, false,
-                    fmt::format("{} % of {} is downstream, {:.0f} calls per request, at most {} in flight: bounded "
-                                "concurrency (server p95 {})",
-                                percent(r.downstream), name, calls, r.max_concurrency, duration(r.p95_ms)));
+                    fmt::format("{} % of {} is downstream, {:.0f} calls per request, at most {} in flight: {} (server "
+                                "p95 {})",
+                                percent(r.downstream), name, calls, r.max_concurrency,
+                                static_cast<double>(r.max_concurrency) >= calls
+                                    ? "the calls run together, the slowest sets the pace"
+                                    : "bounded concurrency",
+                                duration(r.p95_ms)));
             }
             any = true;
         }

@@ -72,6 +72,9 @@ struct diagnosis_limits {
     double dotnet_queue_held = 0.5; // ... in at least half the readings: a burst queues for a moment on any pool
     double starved_cpu_percent = 50;
     double sequential_in_flight = 1.5; // the most outbound calls in flight per inbound request in flight: one at a time
+    // All of a request's calls at once floods the downstream when they are many (the fan-out write-up's 100); a few
+    // started together (a token and a profile, 8 prices) is the fix for calls one after another, not a flood.
+    double flood_calls = 20;
     // Churn in .NET: past a lean ASP.NET Core handler's ~0.5 kB per request (the freight original's lean variant; its
     // churn variant allocates ~6 kB), less ~4.5 kB that each HttpClient call allocates of its own (the aggregator),
     // at a rate past the runtime's own background; or a twentieth of the time paused for garbage collection.
@@ -80,6 +83,11 @@ struct diagnosis_limits {
     double allocated_bytes_per_connection = 8'000; // Kestrel's per connection (the avatar without keep-alive: ~10 kB)
     double allocated_bytes_per_second = 10e6;
     double gc_pause_share = 0.05;
+    // A Node event loop held (OpenTelemetry's nodejs.eventloop.delay.p99 past its minimum): turns of 50 ms, the web's
+    // "long task"; a loop merely busy with many short turns adds a few ms. Busy (utilization) it computes, idle it
+    // blocks.
+    double loop_delay_s = 0.05;
+    double loop_utilization = 0.9;
 };
 
 // The findings for every route with enough requests (or a stall), then the server's (overload, stalls outside

@@ -429,14 +429,17 @@ std::vector<finding> diagnose_dotnet(const dotnet_figures& f, const load_window&
             add(finding::kind::sequential_calls, true,
                 fmt::format("{} on {}: calls awaited one after another{}; start them together, with a bound", figures,
                             name, load_mean));
-        } else if (per_request >= 0.5 * *calls) {
+        } else if (*calls >= limits.flood_calls && per_request >= 0.5 * *calls) {
             add(finding::kind::flooding, true,
                 fmt::format("{} on {}: every call of a request in flight at once: fast alone, but each request "
                             "floods the downstream",
                             figures, name));
         } else {
             add(finding::kind::downstream_bound, false,
-                fmt::format("{} on {}: bounded concurrency{}", figures, name, load_mean));
+                fmt::format("{} on {}: {}{}", figures, name,
+                            per_request >= 0.5 * *calls ? "the calls run together, the slowest sets the pace"
+                                                        : "bounded concurrency",
+                            load_mean));
         }
     }
     if (f.outbound_failed && *f.outbound_failed > 0 && f.outbound_started) {
