@@ -233,6 +233,30 @@ TEST(lab_diagnose_test, down_is_exit_1_and_not_hotpath_is_exit_3_in_one_line) {
     EXPECT_NE(said.find("`hotpath load URL` measures it"), std::string::npos) << "a next step: " << said;
 }
 
+// A service of another kind, loaded: no report to read, so the load, requests timed alone and the service's own
+// Server-Timing are the evidence; the handler holds its one loop 20 ms a request, so 8 connections queue behind it
+// while its own time (Server-Timing: app) stays 20 ms.
+TEST(lab_diagnose_test, a_service_that_reports_nothing_is_diagnosed_from_the_load_and_server_timing) {
+    app routes;
+    routes.get("/ledger/{id}", [](request&, response& res) {
+        std::this_thread::sleep_for(20ms);
+        res.header("Server-Timing", "app;dur=20.0, cache;dur=0.1");
+        res.text("entry");
+    });
+    test::test_server s(routes, quiet());
+    ASSERT_TRUE(s.ok());
+    child run({"lab", "diagnose", url(s, "/ledger/7"), "-c", "8", "-d", "2s"});
+    const std::string said = run.rest();
+    EXPECT_EQ(run.wait_exit(30s), 0) << said;
+    EXPECT_NE(said.find("reports nothing lab diagnose reads"), std::string::npos) << said;
+    EXPECT_NE(said.find("Server-Timing metrics: app, cache"), std::string::npos) << said;
+    EXPECT_NE(said.find("problem  queueing"), std::string::npos) << said;
+    EXPECT_NE(said.find("Server-Timing 'app' reads 20.00ms under load"), std::string::npos) << said;
+    EXPECT_NE(said.find("outside the server's own measure"), std::string::npos) << said;
+    EXPECT_NE(said.find("lacking  evidence          no report of the service's own"), std::string::npos) << said;
+    EXPECT_EQ(said.find("no Server-Timing field"), std::string::npos) << said;
+}
+
 // --- compare -------------------------------------------------------------------------------------------------
 
 std::string temp_dir(const std::string& name) {

@@ -75,6 +75,8 @@ struct diagnosis_limits {
     // All of a request's calls at once floods the downstream when they are many (the fan-out write-up's 100); a few
     // started together (a token and a profile, 8 prices) is the fix for calls one after another, not a flood.
     double flood_calls = 20;
+    // Seen from outside (lab/from_outside): a mean under load four times a request's alone is a queue, not noise.
+    double slowdown = 4;
     // Churn in .NET: past a lean ASP.NET Core handler's ~0.5 kB per request (the freight original's lean variant; its
     // churn variant allocates ~6 kB), less ~4.5 kB that each HttpClient call allocates of its own (the aggregator),
     // at a rate past the runtime's own background; or a twentieth of the time paused for garbage collection.
