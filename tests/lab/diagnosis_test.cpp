@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 namespace hotpath::lab {
@@ -191,6 +192,62 @@ TEST(diagnosis_test, a_handler_that_holds_its_loop_is_a_blocked_loop) {
     EXPECT_NE(f[0].text.find("GET /reports/{year} held its loop 2.00s in 37 stalls"), std::string::npos) << f[0].text;
 }
 
+// With the watchdog's measure of the thread, the finding says what held it and the fix that matches: computing
+// (offload the work), a blocking system call (asynchronous I/O), a lock (a shorter critical section).
+TEST(diagnosis_test, a_blocked_loop_says_what_held_its_thread_and_the_matching_fix) {
+    const struct {
+        const char* label;
+        std::optional<double> cpu_share;
+        std::vector<stall_wait> waiting;
+        const char* want;
+    } cases[] = {
+        {"asleep in a system call",
+         0.03,
+         {{"clock_nanosleep", 28}},
+         "GET /x held its loop 6.80s in 28 stalls (longest 242.86ms), its thread on the CPU 3 % of that time, waiting "
+         "in clock_nanosleep: a blocking system call; make the I/O asynchronous (or move it to the blocking pool)"},
+        {"computing",
+         0.98,
+         {{"computes", 28}},
+         "GET /x held its loop 6.80s in 28 stalls (longest 242.86ms), its thread on the CPU 98 % of that time: it "
+         "computes; move the work off the loop (the blocking pool)"},
+        {"on a lock, mostly",
+         0.01,
+         {{"lock", 27}, {"computes", 1}},
+         "GET /x held its loop 6.80s in 28 stalls (longest 242.86ms), its thread on the CPU 1 % of that time, waiting "
+         "on a lock (futex) held elsewhere (in 27 of 28 stalls): shrink the critical section, or do not share the "
+         "lock across loops"},
+        {"in a call the table does not name",
+         0.02,
+         {{"system_call", 28}},
+         "GET /x held its loop 6.80s in 28 stalls (longest 242.86ms), its thread on the CPU 2 % of that time, waiting "
+         "in a blocking system call: make the I/O asynchronous (or move it to the blocking pool)"},
+        {"nothing told: the older words, with the CPU share",
+         0.4,
+         {{"unknown", 28}},
+         "GET /x held its loop 6.80s in 28 stalls (longest 242.86ms), its thread on the CPU 40 % of that time; its "
+         "handler ran 245.00ms per request on the loop (100 % of its time): it blocks its thread or computes too long, "
+         "and every request on that loop waits"},
+        {"an older report: today's words",
+         std::nullopt,
+         {},
+         "GET /x held its loop 6.80s in 28 stalls (longest 242.86ms); its handler ran 245.00ms per request on the loop "
+         "(100 % of its time): it blocks its thread or computes too long, and every request on that loop waits"},
+    };
+    for (const auto& c : cases) {
+        route_report r;
+        r.loops = 1;
+        r.routes.push_back(stalled_route("/x", 28, 245, 28, 6800));
+        r.routes[0].stall_cpu_share = c.cpu_share;
+        r.routes[0].stall_measured_ms = c.cpu_share ? 6000 : 0;
+        r.routes[0].stall_waiting = c.waiting;
+        const auto f = diagnose(r);
+        ASSERT_FALSE(f.empty()) << c.label;
+        EXPECT_EQ(f[0].what, finding::kind::blocked_loop) << c.label;
+        EXPECT_EQ(f[0].text, c.want) << c.label;
+    }
+}
+
 // The watchdog names the last handler of a long turn: a turn of thousands of quick refusals names one too.
 TEST(diagnosis_test, stalls_a_route_own_time_cannot_explain_are_a_busy_loop_not_a_block) {
     route_report r;
@@ -291,6 +348,37 @@ TEST(diagnosis_test, the_difference_of_two_reports_is_the_window) {
     EXPECT_EQ(w.server.refused_in_flight, 0u);
 }
 
+// What held the thread over the window: the stalls by cause subtracted, the CPU share of the window's own time.
+TEST(diagnosis_test, the_difference_says_what_held_the_thread_in_the_window) {
+    route_report before;
+    before.routes.push_back(stalled_route("/feed", 100, 1, 2, 60));
+    before.routes[0].stall_cpu_share = 1.0; // 50 ms computing
+    before.routes[0].stall_measured_ms = 50;
+    before.routes[0].stall_waiting = {{"computes", 2}};
+    route_report after = before;
+    route_figures& a = after.routes[0];
+    a.stalls = 5;
+    a.stall_held_ms = 460;
+    a.stall_measured_ms = 450;                 // 400 ms more, 10 ms of it on the CPU
+    a.stall_cpu_share = (50.0 + 10.0) / 450.0; // the cumulative share, as the server writes it
+    a.stall_waiting = {{"read", 3}, {"computes", 2}};
+    const route_report w = difference(before, after);
+    ASSERT_EQ(w.routes.size(), 1u);
+    EXPECT_NEAR(w.routes[0].stall_measured_ms, 400, 1e-9);
+    ASSERT_TRUE(w.routes[0].stall_cpu_share.has_value());
+    EXPECT_NEAR(*w.routes[0].stall_cpu_share, 10.0 / 400.0, 1e-9);
+    ASSERT_EQ(w.routes[0].stall_waiting.size(), 1u);
+    EXPECT_EQ(w.routes[0].stall_waiting[0], (stall_wait{"read", 3}));
+
+    route_report older = before; // a report from before the measure: nothing to subtract
+    older.routes[0].stall_cpu_share.reset();
+    older.routes[0].stall_measured_ms = 0;
+    older.routes[0].stall_waiting.clear();
+    const route_report v = difference(older, after);
+    EXPECT_NEAR(*v.routes[0].stall_cpu_share, 60.0 / 450.0, 1e-9);
+    EXPECT_EQ(v.routes[0].stall_waiting, after.routes[0].stall_waiting);
+}
+
 // A service whose loops are all held cannot answer its report; its stall watchdog's lines name the handler.
 TEST(diagnosis_test, stall_lines_name_the_route_that_held_its_loops) {
     using namespace std::chrono_literals;
@@ -311,8 +399,24 @@ TEST(diagnosis_test, stall_lines_name_the_route_that_held_its_loops) {
     EXPECT_NE(found[0].text.find("3 lines on 2 loops"), std::string::npos) << found[0].text;
     EXPECT_NE(found[0].text.find("2.40s"), std::string::npos) << found[0].text;
     EXPECT_EQ(found[1].route, "/list");
+    EXPECT_NE(found[0].text.find("(longest stall 2.40s): it blocks its thread"), std::string::npos) << found[0].text;
     EXPECT_TRUE(diagnose_stall_lines("hotpath: serving x\nnothing else\n").empty());
     EXPECT_TRUE(diagnose_stall_lines("").empty());
+}
+
+// Newer servers' lines say what held the thread: the finding names it, with its fix.
+TEST(diagnosis_test, stall_lines_that_say_what_held_the_thread_name_it) {
+    using namespace std::chrono_literals;
+    const std::string output = format_stall_line({0, 2001ms, true, "GET", "/x", "", "", 2, "read"}) + "\n" +
+                               format_stall_line({0, 2400ms, false, "GET", "/x", "", "", 1, "read"}) + "\n" +
+                               format_stall_line({1, 2100ms, false, "GET", "/x", "", "", 99, "computes"}) + "\n";
+    const auto found = diagnose_stall_lines(output);
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].text,
+              "GET /x held its loop: the service did not answer its report, and its stall watchdog "
+              "named this handler in 3 lines on 2 loops (longest stall 2.40s), its thread on the CPU 1 % "
+              "of the longest, waiting in read (in 2 of 3 lines): a blocking system call; make the I/O "
+              "asynchronous (or move it to the blocking pool)");
 }
 
 } // namespace

@@ -742,6 +742,7 @@ struct stall_report {
     unsigned loop;
     std::chrono::nanoseconds length;
     bool ended;
+    net::thread_activity activity;
 };
 
 // A turn blocked for 150 ms is one stall, told when seen and when over, with its length; a loop asleep (for
@@ -751,10 +752,11 @@ TEST(watchdog_test, a_blocked_turn_is_a_stall_sleep_and_short_turns_are_not) {
     l.start();
     std::mutex m;
     std::vector<stall_report> reports;
-    net::watchdog dog({&l.get()}, 25ms, [&](unsigned index, std::chrono::nanoseconds length, bool ended) {
-        const std::lock_guard lock(m);
-        reports.push_back({index, length, ended});
-    });
+    net::watchdog dog({&l.get()}, 25ms,
+                      [&](unsigned index, std::chrono::nanoseconds length, bool ended, const net::thread_activity& a) {
+                          const std::lock_guard lock(m);
+                          reports.push_back({index, length, ended, a});
+                      });
     std::this_thread::sleep_for(300ms); // asleep between ticks: not a stall
     for (int i = 0; i < 2000; ++i) {    // many short turns
         l.call([] {});
@@ -775,6 +777,13 @@ TEST(watchdog_test, a_blocked_turn_is_a_stall_sleep_and_short_turns_are_not) {
     EXPECT_GE(reports[1].length, 150ms);
     EXPECT_LT(reports[1].length, 1s);
     EXPECT_EQ(reports[1].loop, 0u);
+    // What the thread did meanwhile, measured from the watchdog's thread: asleep in clock_nanosleep, off its CPU.
+    EXPECT_FALSE(reports[0].activity.cpu_share) << "nothing to measure when the stall is first seen";
+    const net::thread_activity& a = reports[1].activity;
+    EXPECT_EQ(net::waiting_name(a.waiting), "clock_nanosleep");
+    ASSERT_TRUE(a.cpu_share);
+    EXPECT_LT(*a.cpu_share, 0.5);
+    EXPECT_GT(a.measured, 50ms); // from the first notice (within 25 ms + 12.5 ms) to the look after the end
 }
 
 // A turn held for 2.3 s is told of when seen, again each second it goes on (a loop working through a queue of
@@ -784,10 +793,11 @@ TEST(watchdog_test, a_long_stall_is_told_of_each_second_while_it_goes_on) {
     l.start();
     std::mutex m;
     std::vector<stall_report> reports;
-    net::watchdog dog({&l.get()}, 25ms, [&](unsigned index, std::chrono::nanoseconds length, bool ended) {
-        const std::lock_guard lock(m);
-        reports.push_back({index, length, ended});
-    });
+    net::watchdog dog({&l.get()}, 25ms,
+                      [&](unsigned index, std::chrono::nanoseconds length, bool ended, const net::thread_activity& a) {
+                          const std::lock_guard lock(m);
+                          reports.push_back({index, length, ended, a});
+                      });
     l.call([] { std::this_thread::sleep_for(2300ms); });
     ASSERT_TRUE(eventually([&] {
         const std::lock_guard lock(m);

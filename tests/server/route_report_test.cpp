@@ -44,6 +44,9 @@ route_report full_report() {
     a.stalls = 3;
     a.stall_held_ms = 450.5;
     a.stall_longest_ms = 300.25;
+    a.stall_cpu_share = 0.03125;
+    a.stall_measured_ms = 400.5;
+    a.stall_waiting = {{"clock_nanosleep", 2}, {"computes", 1}};
     r.routes.push_back(a);
     route_figures b;
     b.method = "ANY";
@@ -66,6 +69,23 @@ TEST(route_report, what_is_written_reads_back_equal) {
     ASSERT_TRUE(again.has_value());
     EXPECT_EQ(*again, minimal);
     EXPECT_FALSE(again->server.present);
+}
+
+// Per route, what held the loop's thread in its stalls (the watchdog's measure); a report of an older server,
+// without it, reads with nothing measured.
+TEST(route_report, stalls_say_what_held_the_thread) {
+    const std::string json = to_json(full_report());
+    EXPECT_NE(json.find(R"("cpu_share":3.125E-2,"measured_ms":4.005E2,"waiting":{"clock_nanosleep":2,"computes":1}})"),
+              std::string::npos)
+        << json;
+    const auto older = parse_route_report(
+        R"({"loops":1,"routes":[{"method":"GET","route":"/x","stalls":{"count":2,"held_ms":90,"longest_ms":60}}]})");
+    ASSERT_TRUE(older.has_value());
+    ASSERT_EQ(older->routes.size(), 1u);
+    EXPECT_EQ(older->routes[0].stalls, 2u);
+    EXPECT_FALSE(older->routes[0].stall_cpu_share.has_value());
+    EXPECT_EQ(older->routes[0].stall_measured_ms, 0);
+    EXPECT_TRUE(older->routes[0].stall_waiting.empty());
 }
 
 TEST(route_report, not_a_report_is_refused_in_one_line) {

@@ -33,6 +33,53 @@ std::uint64_t minus(std::uint64_t after, std::uint64_t before) {
     return after > before ? after - before : 0; // a restarted service: its counters began again
 }
 
+// What held a loop's thread in its stalls, as the watchdog judged it (net/thread_activity.hpp), in the words that
+// follow "... held its loop ...": the evidence and the fix that matches it. `thread` says how much of the time the
+// thread was on its CPU (", its thread on the CPU 3 % of that time", or ", its thread" unmeasured); `in` how many
+// of the stalls were so (" (in 27 of 28 stalls)", or empty for all). Empty when nothing told it ("unknown", or no
+// measure: an older server), where the rule keeps its older words.
+std::string cause_words(std::string_view waiting, const std::string& thread, const std::string& in) {
+    if (waiting == "computes") {
+        return fmt::format("{}: it computes{}; move the work off the loop (the blocking pool)", thread, in);
+    }
+    if (waiting == "lock") {
+        return fmt::format("{}, waiting on a lock (futex) held elsewhere{}: shrink the critical section, or do not "
+                           "share the lock across loops",
+                           thread, in);
+    }
+    if (waiting == "system_call") {
+        return fmt::format("{}, waiting in a blocking system call{}: make the I/O asynchronous (or move it to the "
+                           "blocking pool)",
+                           thread, in);
+    }
+    if (waiting.empty() || waiting == "unknown") {
+        return {};
+    }
+    return fmt::format("{}, waiting in {}{}: a blocking system call; make the I/O asynchronous (or move it to the "
+                       "blocking pool)",
+                       thread, waiting, in);
+}
+
+// The route's stalls' cause words (cause_words), from its report figures: the thing that held the most of them.
+std::string stall_cause_of(const route_figures& r) {
+    if (r.stall_waiting.empty()) {
+        return {};
+    }
+    std::uint64_t measured = 0;
+    for (const stall_wait& w : r.stall_waiting) {
+        measured += w.stalls;
+    }
+    const auto top = std::max_element(r.stall_waiting.begin(), r.stall_waiting.end(),
+                                      [](const stall_wait& a, const stall_wait& b) { return a.stalls < b.stalls; });
+    const std::string thread =
+        r.stall_cpu_share ? fmt::format(", its thread on the CPU {} % of that time", percent(*r.stall_cpu_share))
+                          : std::string(", its thread");
+    const std::string in = top->stalls < measured
+                               ? fmt::format(" (in {} of {} stalls)", thousands(top->stalls), thousands(measured))
+                               : std::string();
+    return cause_words(top->waiting, thread, in);
+}
+
 } // namespace
 
 std::string thousands(std::uint64_t n) {
@@ -100,6 +147,25 @@ route_report difference(const route_report& before, const route_report& after) {
         d.status_4xx = minus(a.status_4xx, b.status_4xx);
         d.status_5xx = minus(a.status_5xx, b.status_5xx);
         d.stall_held_ms = std::max(0.0, a.stall_held_ms - b.stall_held_ms);
+        // The thread's CPU time over the stalls, rebuilt from each side's share of the time measured.
+        d.stall_measured_ms = std::max(0.0, a.stall_measured_ms - b.stall_measured_ms);
+        d.stall_cpu_share.reset();
+        if (a.stall_cpu_share && d.stall_measured_ms > 0) {
+            const double cpu_ms =
+                *a.stall_cpu_share * a.stall_measured_ms - b.stall_cpu_share.value_or(0) * b.stall_measured_ms;
+            d.stall_cpu_share = std::clamp(cpu_ms / d.stall_measured_ms, 0.0, 1.0);
+        }
+        d.stall_waiting.clear();
+        for (const stall_wait& w : a.stall_waiting) {
+            const auto earlier = std::find_if(b.stall_waiting.begin(), b.stall_waiting.end(),
+                                              [&](const stall_wait& x) { return x.waiting == w.waiting; });
+            const std::uint64_t n = minus(w.stalls, earlier != b.stall_waiting.end() ? earlier->stalls : 0);
+            if (n > 0) {
+                d.stall_waiting.push_back({w.waiting, n});
+            }
+        }
+        std::stable_sort(d.stall_waiting.begin(), d.stall_waiting.end(),
+                         [](const stall_wait& x, const stall_wait& y) { return x.stalls > y.stalls; });
         // Sums rebuilt from the means and shares of each side, then divided again over the window.
         const auto an = static_cast<double>(a.requests);
         const auto bn = static_cast<double>(b.requests);
@@ -163,11 +229,19 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             const std::string held =
                 fmt::format("{} held its loop {} in {} stall{} (longest {})", name, duration(r.stall_held_ms),
                             thousands(r.stalls), r.stalls == 1 ? "" : "s", duration(r.stall_longest_ms));
-            if (app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
+            if (const std::string cause = stall_cause_of(r);
+                !cause.empty() && app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
+                // What held the thread, measured: computing, a blocking system call, a lock; each with its fix.
+                add(finding::kind::blocked_loop, true, held + cause);
+            } else if (app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
                 add(finding::kind::blocked_loop, true,
-                    fmt::format("{}; its handler ran {} per request on the loop ({} % of its time): it blocks its "
+                    fmt::format("{}{}; its handler ran {} per request on the loop ({} % of its time): it blocks its "
                                 "thread or computes too long, and every request on that loop waits",
-                                held, duration(r.app_mean_ms), percent(r.app)));
+                                held,
+                                r.stall_cpu_share ? fmt::format(", its thread on the CPU {} % of that time",
+                                                                percent(*r.stall_cpu_share))
+                                                  : std::string(),
+                                duration(r.app_mean_ms), percent(r.app)));
             } else {
                 add(finding::kind::busy_loop, false,
                     fmt::format("the stall watchdog named {} for {} stall{} ({}), but its handlers ran only {} on the "
@@ -333,6 +407,11 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
         std::uint64_t lines = 0;
         double longest_ms = 0;
         std::uint64_t loops = 0; // a bit per loop index below 64
+        // What held the thread, by the lines that say (newer servers'): the thing most lines name, and the CPU
+        // share of the longest such line.
+        std::vector<std::pair<std::string, std::uint64_t>> waiting{};
+        double longest_measured_ms = -1;
+        std::optional<int> cpu_percent{};
     };
     std::vector<named> seen;
     for (std::size_t at = 0; at < output.size();) {
@@ -356,16 +435,45 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
         if (e->loop < 64) {
             it->loops |= std::uint64_t{1} << e->loop;
         }
+        if (!e->waiting.empty()) {
+            auto w = std::find_if(it->waiting.begin(), it->waiting.end(),
+                                  [&](const auto& x) { return x.first == e->waiting; });
+            if (w == it->waiting.end()) {
+                it->waiting.emplace_back(e->waiting, 0);
+                w = it->waiting.end() - 1;
+            }
+            ++w->second;
+            if (static_cast<double>(e->length.count()) > it->longest_measured_ms) {
+                it->longest_measured_ms = static_cast<double>(e->length.count());
+                it->cpu_percent = e->cpu_percent;
+            }
+        }
     }
     std::vector<finding> out;
     for (const named& n : seen) {
         const int loops = std::popcount(n.loops);
-        out.push_back({finding::kind::blocked_loop, true, n.method, n.route,
-                       fmt::format("{} {} held its loop: the service did not answer its report, and its stall "
-                                   "watchdog named this handler in {} line{} on {} loop{} (longest stall {}): it "
-                                   "blocks its thread, and every request on that loop waits",
-                                   n.method, n.route, thousands(n.lines), n.lines == 1 ? "" : "s", loops,
-                                   loops == 1 ? "" : "s", duration(n.longest_ms))});
+        std::string cause;
+        if (!n.waiting.empty()) {
+            std::uint64_t told = 0;
+            for (const auto& w : n.waiting) {
+                told += w.second;
+            }
+            const auto top = std::max_element(n.waiting.begin(), n.waiting.end(),
+                                              [](const auto& a, const auto& b) { return a.second < b.second; });
+            cause = cause_words(
+                top->first,
+                n.cpu_percent ? fmt::format(", its thread on the CPU {} % of the longest", *n.cpu_percent)
+                              : std::string(", its thread"),
+                top->second < told ? fmt::format(" (in {} of {} lines)", thousands(top->second), thousands(told))
+                                   : std::string());
+        }
+        out.push_back(
+            {finding::kind::blocked_loop, true, n.method, n.route,
+             fmt::format("{} {} held its loop: the service did not answer its report, and its stall "
+                         "watchdog named this handler in {} line{} on {} loop{} (longest stall {}){}",
+                         n.method, n.route, thousands(n.lines), n.lines == 1 ? "" : "s", loops, loops == 1 ? "" : "s",
+                         duration(n.longest_ms),
+                         cause.empty() ? ": it blocks its thread, and every request on that loop waits" : cause)});
     }
     return out;
 }

@@ -99,9 +99,10 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
 
 // For a service that could not answer its report (every loop held): the stall watchdog's lines in its output
 // ("hotpath: loop 0 stalled 2001 ms in one turn, in the handler of GET /x: ..."), one blocked_loop finding per
-// route they name, with how many lines and the longest stall; empty when the output names none. The watchdog
-// names the handler whose code ran last in a long turn: without the route's own figures this is its word alone,
-// and the text says so.
+// route they name, with how many lines and the longest stall, and what held the thread where the lines say it (a
+// newer server's: computing, a blocking system call, a lock) with the fix that matches; empty when the output names
+// none. The watchdog names the handler whose code ran last in a long turn: without the route's own figures this is
+// its word alone, and the text says so.
 std::vector<finding> diagnose_stall_lines(std::string_view output);
 
 } // namespace hotpath::lab

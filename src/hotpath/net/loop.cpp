@@ -3,6 +3,7 @@
 
 #include <hotpath/core/http_date.hpp>
 #include <hotpath/net/epoll.hpp>
+#include <hotpath/net/thread_activity.hpp>
 #include <hotpath/net/uring.hpp>
 
 #include <cstdio>
@@ -145,6 +146,9 @@ loop* loop::current() noexcept {
 void loop::run() {
     loop* previous = current_loop;
     current_loop = this;
+    const thread_ids ids = this_thread_ids(); // once per run: a watchdog reads what the thread does in a stall
+    stats_.thread_cpu_clock.store(ids.cpu_clock, std::memory_order_relaxed);
+    stats_.thread_id.store(ids.tid, std::memory_order_release);
     now_ = clock::now();
     refresh_date();
     ticker_->arm(now_ + std::chrono::seconds{1}, [this] { do_tick(); });
@@ -154,6 +158,7 @@ void loop::run() {
         run_on_epoll(*poller_);
     }
     ticker_->cancel();
+    stats_.thread_id.store(0, std::memory_order_release);
     current_loop = previous;
     stopping_.store(false, std::memory_order_release); // ready to run again (a test drives its loop in rounds)
 }

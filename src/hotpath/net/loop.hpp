@@ -4,6 +4,8 @@
 
 #include <hotpath/net/timer.hpp>
 
+#include <time.h>
+
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -42,6 +44,11 @@ struct turn_stats {
     // How late the latest once-a-second tick ran after its deadline: the loop's lag, which grows when turns are
     // long or the thread waits for a CPU.
     std::atomic<std::uint64_t> tick_lag_ns{0};
+    // The thread running the loop, set once as run() starts (the clock first, then the id, released) and 0 once it
+    // returns: its kernel id and CPU-time clock, for a watchdog measuring what the thread does in a stall
+    // (net/thread_activity.hpp).
+    std::atomic<int> thread_id{0};
+    std::atomic<clockid_t> thread_cpu_clock{};
 };
 
 class loop;

@@ -6,6 +6,7 @@
 #include <hotpath/core/counter.hpp>
 #include <hotpath/metrics/duration_buckets.hpp>
 #include <hotpath/metrics/latency_sketch.hpp>
+#include <hotpath/net/thread_activity.hpp>
 
 #include <atomic>
 
@@ -33,7 +34,8 @@ struct request_time_parts {
 
 // One route's figures on one loop: written by that loop only, read by a scrape on any loop.
 struct route_metrics {
-    explicit route_metrics(std::span<const std::uint64_t> bounds_ns) : duration(bounds_ns) {}
+    explicit route_metrics(std::span<const std::uint64_t> bounds_ns)
+        : duration(bounds_ns), stall_waiting(net::waiting_count()) {}
     ~route_metrics();
     route_metrics(const route_metrics&) = delete;
     route_metrics& operator=(const route_metrics&) = delete;
@@ -53,6 +55,11 @@ struct route_metrics {
     // Stalls of the loop the watchdog named this route's handler for (the handler whose code ran last in the long
     // turn), their summed and longest lengths. Written by the watchdog's thread only (server.cpp), once per stall.
     counter stalls, stall_ns, longest_stall_ns;
+    // What their thread did (net/thread_activity.hpp), from the same thread: its CPU time over the wall time that
+    // was measured for (from each stall's first notice to its end), and the stalls by what held the thread (a
+    // counter per net::waiting_index: computing, a lock, a system call by name).
+    counter stall_cpu_ns, stall_measured_ns;
+    std::vector<counter> stall_waiting;
     // Made on the route's first request on this loop (null before); published with release, read with acquire.
     std::atomic<metrics::latency_sketch*> sketch{nullptr};
 };

@@ -3,6 +3,7 @@
 // per request, how many at once), how much it allocates, and how long the stall watchdog saw it hold its loop; then
 // the server's own figures a diagnosis needs beside them (its limits and what they refused, every stall).
 #include <hotpath/core/alloc_count.hpp>
+#include <hotpath/net/thread_activity.hpp>
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/json.hpp>
 #include <hotpath/server/metrics.hpp>
@@ -31,6 +32,8 @@ struct route_sums {
     std::uint64_t calls = 0, call_ns = 0, max_in_flight = 0;
     std::uint64_t allocations = 0, allocated_bytes = 0;
     std::uint64_t stalls = 0, stall_ns = 0, longest_stall_ns = 0;
+    std::uint64_t stall_cpu_ns = 0, stall_measured_ns = 0;
+    std::vector<std::uint64_t> stall_waiting = std::vector<std::uint64_t>(net::waiting_count());
     std::vector<std::uint64_t> latency = std::vector<std::uint64_t>(metrics::latency_sketch::bucket_count);
 };
 
@@ -55,6 +58,11 @@ route_sums sum_loops(const std::vector<std::unique_ptr<worker>>& loops, std::uin
         t.stalls += m.stalls.get();
         t.stall_ns += m.stall_ns.get();
         t.longest_stall_ns = std::max(t.longest_stall_ns, m.longest_stall_ns.get());
+        t.stall_cpu_ns += m.stall_cpu_ns.get();
+        t.stall_measured_ns += m.stall_measured_ns.get();
+        for (std::size_t i = 0; i < t.stall_waiting.size(); ++i) {
+            t.stall_waiting[i] += m.stall_waiting[i].get();
+        }
         if (const metrics::latency_sketch* k = m.sketch.load(std::memory_order_acquire)) {
             k->add_to(t.latency);
         }
@@ -107,6 +115,20 @@ route_figures figures_of(std::string_view method, std::string_view pattern, cons
     r.stalls = t.stalls;
     r.stall_held_ms = ms(static_cast<double>(t.stall_ns));
     r.stall_longest_ms = ms(static_cast<double>(t.longest_stall_ns));
+    // What held the thread in them (the watchdog's measure): computing, a system call, a lock.
+    if (t.stall_measured_ns > 0) {
+        r.stall_cpu_share =
+            std::min(1.0, static_cast<double>(t.stall_cpu_ns) / static_cast<double>(t.stall_measured_ns));
+        r.stall_measured_ms = ms(static_cast<double>(t.stall_measured_ns));
+    }
+    for (std::size_t i = 0; i < t.stall_waiting.size(); ++i) {
+        if (t.stall_waiting[i] > 0) {
+            r.stall_waiting.push_back(
+                {std::string(net::waiting_name(static_cast<net::waiting_index>(i))), t.stall_waiting[i]});
+        }
+    }
+    std::stable_sort(r.stall_waiting.begin(), r.stall_waiting.end(),
+                     [](const stall_wait& a, const stall_wait& b) { return a.stalls > b.stalls; });
     return r;
 }
 
@@ -204,8 +226,22 @@ std::string to_json(const route_report& report) {
                            {"max_concurrency", r.max_concurrency}};
         o["allocations_per_request"] = optional_value(r.allocations_per_request);
         o["allocated_bytes_per_request"] = optional_value(r.allocated_bytes_per_request);
-        o["stalls"] = {
+        boost::json::object stalls{
             {"count", r.stalls}, {"held_ms", figure(r.stall_held_ms)}, {"longest_ms", figure(r.stall_longest_ms)}};
+        if (r.stall_cpu_share) {
+            stalls["cpu_share"] = figure(*r.stall_cpu_share);
+        }
+        if (r.stall_measured_ms != 0) {
+            stalls["measured_ms"] = figure(r.stall_measured_ms);
+        }
+        if (!r.stall_waiting.empty()) {
+            boost::json::object waiting;
+            for (const stall_wait& w : r.stall_waiting) {
+                waiting[w.waiting] = w.stalls;
+            }
+            stalls["waiting"] = std::move(waiting);
+        }
+        o["stalls"] = std::move(stalls);
         routes.push_back(std::move(o));
     }
     boost::json::object doc;
@@ -290,6 +326,12 @@ result<route_report, problem> parse_route_report(std::string_view json) {
         r.stalls = count(stalls, "count");
         r.stall_held_ms = number(stalls, "held_ms");
         r.stall_longest_ms = number(stalls, "longest_ms");
+        r.stall_cpu_share = optional_number(stalls, "cpu_share");
+        r.stall_measured_ms = number(stalls, "measured_ms");
+        const boost::json::object& waiting = object_at(stalls, "waiting");
+        for (const auto& w : waiting) {
+            r.stall_waiting.push_back({std::string(w.key()), count(waiting, w.key())});
+        }
         out.routes.push_back(std::move(r));
     }
     if (const auto* sv = top.if_contains("server"); sv != nullptr && sv->is_object()) {

@@ -12,6 +12,15 @@
 
 namespace hotpath {
 
+// How many of a route's stalls one thing held its loop's thread in (net/thread_activity.hpp): "computes", "lock",
+// a system call's name ("clock_nanosleep", "read"), "system_call" (one not named) or "unknown".
+struct stall_wait {
+    std::string waiting;
+    std::uint64_t stalls = 0;
+
+    friend bool operator==(const stall_wait&, const stall_wait&) = default;
+};
+
 // One route's figures, every loop's summed, since the server started.
 struct route_figures {
     std::string method; // "GET", or "ANY" for app.any
@@ -33,6 +42,12 @@ struct route_figures {
     std::uint64_t stalls = 0;
     double stall_held_ms = 0;    // their summed length
     double stall_longest_ms = 0; // the longest
+    // What their thread did, as the watchdog measured it (absent from the reports of servers older than the measure):
+    // its CPU time over the wall time measured (from each stall's first notice to its end), in [0, 1], with that
+    // wall time; and the stalls by what held the thread, the most first.
+    std::optional<double> stall_cpu_share;
+    double stall_measured_ms = 0;
+    std::vector<stall_wait> stall_waiting;
 
     friend bool operator==(const route_figures&, const route_figures&) = default;
 };

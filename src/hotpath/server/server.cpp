@@ -10,6 +10,7 @@
 #include <hotpath/server/worker.hpp>
 
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <mutex>
@@ -69,8 +70,10 @@ struct server::impl {
     std::vector<std::uint32_t> stalled_handler;          // per loop: the handler running when its stall began
     std::vector<std::uint8_t> in_stall;                  // per loop: told of a stall that has not ended
 
-    // A stall of loop `index` named for handler `h` (none when out of range), as its line tells it.
-    stall_event stall_of(unsigned index, std::chrono::nanoseconds length, bool ongoing, std::uint32_t h) const {
+    // A stall of loop `index` named for handler `h` (none when out of range), with what its thread did, as its
+    // line tells it.
+    stall_event stall_of(unsigned index, std::chrono::nanoseconds length, bool ongoing, std::uint32_t h,
+                         const net::thread_activity& activity) const {
         stall_event e;
         e.loop = index;
         e.length = std::chrono::duration_cast<std::chrono::milliseconds>(length);
@@ -80,6 +83,10 @@ struct server::impl {
             e.method = keys[h].method;
             e.route = keys[h].pattern;
         }
+        if (activity.cpu_share) {
+            e.cpu_percent = static_cast<int>(std::lround(*activity.cpu_share * 100));
+        }
+        e.waiting = net::waiting_name(activity.waiting);
         return e;
     }
 
@@ -93,20 +100,20 @@ struct server::impl {
 
     // On the watchdog's thread: a stall that goes on (a loop that never ends its turn, such as one working through
     // a queue of blocking handlers, would otherwise be told of only when it is over, minutes later).
-    void still_stalled(unsigned index, std::chrono::nanoseconds length) {
+    void still_stalled(unsigned index, std::chrono::nanoseconds length, const net::thread_activity& activity) {
         const auto now = net::clock::now();
         if (now - last_stall_line[index] < std::chrono::seconds{1}) {
             return;
         }
         last_stall_line[index] = now;
-        write_stall_line(format_stall_line(stall_of(index, length, true, stalled_handler[index])));
+        write_stall_line(format_stall_line(stall_of(index, length, true, stalled_handler[index], activity)));
     }
 
     // On the watchdog's thread.
-    void on_stall(unsigned index, std::chrono::nanoseconds length, bool ended) {
+    void on_stall(unsigned index, std::chrono::nanoseconds length, bool ended, const net::thread_activity& activity) {
         worker& w = *workers[index];
         if (!ended && in_stall[index] != 0) {
-            still_stalled(index, length); // the same stall, still going on
+            still_stalled(index, length, activity); // the same stall, still going on
             return;
         }
         in_stall[index] = ended ? 0 : 1;
@@ -132,13 +139,19 @@ struct server::impl {
             if (ns > r.longest_stall_ns.get()) {
                 r.longest_stall_ns.value.store(ns, std::memory_order_relaxed);
             }
+            // What held the thread: a stall computing, in a system call, on a lock.
+            if (activity.cpu_share) {
+                r.stall_cpu_ns.add(static_cast<std::uint64_t>(activity.cpu.count()));
+                r.stall_measured_ns.add(static_cast<std::uint64_t>(activity.measured.count()));
+            }
+            r.stall_waiting.at(activity.waiting).add();
         }
         const auto now = net::clock::now();
         if (now - last_stall_line[index] < std::chrono::seconds{1}) {
             return; // one line per loop per second at most; the metrics count them all
         }
         last_stall_line[index] = now;
-        stall_event e = stall_of(index, length, false, stalled_handler[index]);
+        stall_event e = stall_of(index, length, false, stalled_handler[index], activity);
         if (options.stall_backtraces) {
             e.stack = w.sampler.frames();
             if (!e.stack.empty()) {
@@ -248,7 +261,9 @@ result<void> server::start() {
         s.in_stall.assign(s.workers.size(), 0);
         s.watchdog = std::make_unique<net::watchdog>(
             std::move(loops), s.options.stall_threshold,
-            [&s](unsigned index, std::chrono::nanoseconds length, bool ended) { s.on_stall(index, length, ended); });
+            [&s](unsigned index, std::chrono::nanoseconds length, bool ended, const net::thread_activity& activity) {
+                s.on_stall(index, length, ended, activity);
+            });
     }
     s.started = true;
     return {};
