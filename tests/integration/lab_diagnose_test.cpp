@@ -74,6 +74,9 @@ TEST(lab_diagnose_test, calls_awaited_one_after_another_are_named) {
         res.text("ok");
     });
     routes.debug_routes("/debug/routes");
+    // Its metrics page with the client's calls by downstream: the finding names the host they went to.
+    routes.metrics("/metrics");
+    routes.expose(downstream->metrics());
     test::test_server s(routes, quiet());
     ASSERT_TRUE(s.ok());
     int code = -1;
@@ -81,6 +84,8 @@ TEST(lab_diagnose_test, calls_awaited_one_after_another_are_named) {
     EXPECT_EQ(code, 0) << said;
     EXPECT_NE(said.find("sequential_calls"), std::string::npos) << said;
     EXPECT_NE(said.find("GET /basket/{id}/total is downstream"), std::string::npos) << said;
+    const std::string host = url(*stock.server, "").substr(7); // 127.0.0.1:PORT
+    EXPECT_NE(said.find("; the calls went to " + host + " (mean "), std::string::npos) << said;
 }
 
 TEST(lab_diagnose_test, a_handler_blocking_its_loop_is_named_with_its_stalls) {

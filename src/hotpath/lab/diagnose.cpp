@@ -532,6 +532,10 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     if (!o.metrics_url.empty()) {
         return diagnose_metrics(o, plan, loading, *length, base, out, err);
     }
+    // The service's metrics page, where it has one: its client's calls by downstream host name the hosts the
+    // downstream findings are about (the route report counts calls per route, not where they went). Read before the
+    // report and after it, so that its requests fall outside the window.
+    const auto page_before = scrape_metrics(base + "/metrics");
     auto before = scrape(base);
     if (!before) {
         // Another kind of service, loaded: what the load and Server-Timing show, and what they cannot.
@@ -556,6 +560,8 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     if (!after) {
         return scrape_failed(after.error(), base, "it stopped answering:", err);
     }
+    const auto page_after =
+        page_before ? scrape_metrics(base + "/metrics") : result<metrics::scrape, problem>(page_before.error());
     route_report window = difference(*before, *after);
     // The window's own scrape of the report is this tool's traffic, not the service's: left out of it.
     std::erase_if(window.routes,
@@ -574,7 +580,19 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         fmt::print(out, "nothing was answered in the {}: diagnosis of everything since the service started:\n",
                    o.duration);
     }
-    const std::vector<finding> findings = diagnose(window);
+    std::vector<finding> findings = diagnose(window);
+    if (page_before) {
+        if (page_after) {
+            const std::string hosts = hosts_text(downstream_hosts(*page_before, *page_after));
+            for (finding& f : findings) {
+                const bool downstream = f.what == finding::kind::sequential_calls ||
+                                        f.what == finding::kind::flooding || f.what == finding::kind::downstream_bound;
+                if (downstream && !hosts.empty()) {
+                    f.text += "; " + hosts;
+                }
+            }
+        }
+    }
     bool problem = false;
     if (findings.empty()) {
         fmt::print(out, "  no route has answered enough requests to judge (give --load to send some)\n");

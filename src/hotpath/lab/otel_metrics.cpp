@@ -239,6 +239,63 @@ std::string count_text(double n) {
 
 } // namespace
 
+std::vector<otel_figures::host> downstream_hosts(const scrape& before, const scrape& after) {
+    // OpenTelemetry's client histogram, by server.address and server.port; else hotpath's own client's, by
+    // downstream (host:port).
+    constexpr std::array<metric_name, 1> hotpath_client{{{"hotpath_client_call_duration_seconds"}}};
+    const auto otel = present(after, client_duration);
+    const auto name = otel ? otel : present(after, hotpath_client);
+    std::vector<otel_figures::host> hosts;
+    if (!name) {
+        return hosts;
+    }
+    std::map<std::string, std::map<double, double>> buckets;
+    for (const histogram_series& h : difference(histograms(before, *name), histograms(after, *name))) {
+        const scraped_sample view{"", h.labels, 0};
+        std::string host(label(view, {"downstream"}));
+        if (otel) {
+            const std::string_view address = label(view, {"server_address", "server.address", "net_peer_name"});
+            const std::string_view port = label(view, {"server_port", "server.port", "net_peer_port"});
+            host = port.empty() ? std::string(address) : fmt::format("{}:{}", address, port);
+        }
+        const std::string_view status =
+            label(view, {"http_response_status_code", "http.response.status_code", "http_status_code"});
+        const bool failed =
+            !label(view, {"error_type", "error.type"}).empty() || (status.size() == 3 && status.front() == '5');
+        auto it = std::find_if(hosts.begin(), hosts.end(), [&](const auto& x) { return x.address == host; });
+        if (it == hosts.end()) {
+            hosts.push_back({host, 0, 0, 0, {}, {}});
+            it = std::prev(hosts.end());
+        }
+        it->calls += h.count;
+        it->seconds += h.sum;
+        it->failures += failed ? h.count : 0;
+        add_buckets(buckets[host], h.buckets);
+    }
+    for (auto& x : hosts) {
+        x.p50_s = quantile(buckets[x.address], 0.5);
+        x.p95_s = quantile(buckets[x.address], 0.95);
+    }
+    std::stable_sort(hosts.begin(), hosts.end(), [](const auto& a, const auto& b) { return a.calls > b.calls; });
+    return hosts;
+}
+
+std::string hosts_text(const std::vector<otel_figures::host>& hosts) {
+    double calls = 0;
+    for (const auto& h : hosts) {
+        calls += h.calls;
+    }
+    if (hosts.empty() || calls <= 0) {
+        return {};
+    }
+    const auto& top = hosts.front();
+    return fmt::format("{} to {} (mean {}, p95 {})",
+                       hosts.size() == 1 ? std::string("the calls went")
+                                         : fmt::format("{} % of the calls went", percent(top.calls / calls)),
+                       top.address, seconds_text(top.seconds / std::max(top.calls, 1.0)),
+                       seconds_text(top.p95_s.value_or(0)));
+}
+
 otel_figures summarize_otel(const scrape& before, std::span<const scrape> during, const scrape& after, double seconds) {
     otel_figures f;
     f.seconds = seconds;
@@ -272,35 +329,8 @@ otel_figures summarize_otel(const scrape& before, std::span<const scrape> during
         std::stable_sort(f.routes.begin(), f.routes.end(),
                          [](const auto& a, const auto& b) { return a.requests > b.requests; });
     }
-    if (const auto name = present(after, client_duration)) {
-        f.client_metrics = true;
-        std::map<std::string, std::map<double, double>> buckets;
-        for (const histogram_series& h : difference(histograms(before, *name), histograms(after, *name))) {
-            const scraped_sample view{"", h.labels, 0};
-            const std::string_view address = label(view, {"server_address", "server.address", "net_peer_name"});
-            const std::string_view port = label(view, {"server_port", "server.port", "net_peer_port"});
-            const std::string host = port.empty() ? std::string(address) : fmt::format("{}:{}", address, port);
-            const std::string_view status =
-                label(view, {"http_response_status_code", "http.response.status_code", "http_status_code"});
-            const bool failed =
-                !label(view, {"error_type", "error.type"}).empty() || (status.size() == 3 && status.front() == '5');
-            auto it = std::find_if(f.hosts.begin(), f.hosts.end(), [&](const auto& x) { return x.address == host; });
-            if (it == f.hosts.end()) {
-                f.hosts.push_back({host, 0, 0, 0, {}, {}});
-                it = std::prev(f.hosts.end());
-            }
-            it->calls += h.count;
-            it->seconds += h.sum;
-            it->failures += failed ? h.count : 0;
-            add_buckets(buckets[host], h.buckets);
-        }
-        for (auto& x : f.hosts) {
-            x.p50_s = quantile(buckets[x.address], 0.5);
-            x.p95_s = quantile(buckets[x.address], 0.95);
-        }
-        std::stable_sort(f.hosts.begin(), f.hosts.end(),
-                         [](const auto& a, const auto& b) { return a.calls > b.calls; });
-    }
+    f.hosts = downstream_hosts(before, after);
+    f.client_metrics = present(after, client_duration).has_value();
     const auto in_flight = readings(during, after, {"http_server_active_requests", "http.server.active_requests"});
     f.in_flight_mean = mean_of(in_flight);
     f.in_flight_max = max_of(in_flight);

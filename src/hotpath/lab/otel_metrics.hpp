@@ -63,6 +63,14 @@ struct otel_figures {
     std::optional<double> loop_utilization;
     std::optional<double> loop_delay_p99_s;
 };
+// The downstream hosts' calls in the window, most calls first: from OpenTelemetry's http.client.request.duration, or
+// from hotpath's own client (hotpath_client_call_duration_seconds, by downstream) on a hotpath service's page.
+std::vector<otel_figures::host> downstream_hosts(const metrics::scrape& before, const metrics::scrape& after);
+
+// "the calls went to 127.0.0.1:5301 (mean 6.17ms, p95 9.82ms)", or "87 % of the calls went to ..." with several
+// hosts; empty with none.
+std::string hosts_text(const std::vector<otel_figures::host>& hosts);
+
 otel_figures summarize_otel(const metrics::scrape& before, std::span<const metrics::scrape> during,
                             const metrics::scrape& after, double seconds);
 
