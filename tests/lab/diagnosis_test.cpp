@@ -192,6 +192,50 @@ TEST(diagnosis_test, a_handler_that_holds_its_loop_is_a_blocked_loop) {
     EXPECT_NE(f[0].text.find("GET /reports/{year} held its loop 2.00s in 37 stalls"), std::string::npos) << f[0].text;
 }
 
+// The verdict ranks its levers by the request time their fix would save in the window: a loop held 2 s against
+// calls in a row that cost 6 x 100 requests x 25 ms = 12.5 s less one call each; and the other way round.
+route_figures sequential_route(const std::string& route, std::uint64_t requests, double calls, double call_ms) {
+    route_figures r;
+    r.method = "GET";
+    r.route = route;
+    r.requests = requests;
+    r.downstream_mean_ms = calls * call_ms;
+    r.mean_ms = r.downstream_mean_ms + 1;
+    r.p50_ms = r.p95_ms = r.p99_ms = r.mean_ms;
+    r.downstream = r.downstream_mean_ms / r.mean_ms;
+    r.calls_per_request = calls;
+    r.max_concurrency = 1;
+    return r;
+}
+
+TEST(diagnosis_test, problems_are_ranked_by_the_time_their_fix_would_save) {
+    route_report big_calls;
+    big_calls.loops = 2;
+    big_calls.routes.push_back(stalled_route("/reports/{year}", 37, 54, 37, 2000));
+    big_calls.routes.push_back(sequential_route("/orders/{id}/lines", 100, 6, 25));
+    auto f = diagnose(big_calls);
+    ASSERT_GE(f.size(), 2u);
+    EXPECT_EQ(f[0].what, finding::kind::sequential_calls);
+    EXPECT_NEAR(f[0].saved_ms, 100 * 5 * 25, 1);
+    EXPECT_NE(f[0].text.find("[worth about 12.50s of the window's"), std::string::npos) << f[0].text;
+    EXPECT_NE(f[0].text.find(": the largest lever]"), std::string::npos) << f[0].text;
+    EXPECT_EQ(f[1].what, finding::kind::blocked_loop);
+    EXPECT_EQ(f[1].text.find("the largest lever"), std::string::npos) << f[1].text;
+
+    route_report small_calls;
+    small_calls.loops = 2;
+    small_calls.routes.push_back(sequential_route("/orders/{id}/lines", 10, 6, 5)); // 250 ms in all
+    small_calls.routes.push_back(stalled_route("/reports/{year}", 37, 54, 37, 2000));
+    f = diagnose(small_calls);
+    ASSERT_GE(f.size(), 2u);
+    EXPECT_EQ(f[0].what, finding::kind::blocked_loop);
+    EXPECT_EQ(f[1].what, finding::kind::sequential_calls);
+    // One lever alone needs no ranking words.
+    route_report one;
+    one.routes.push_back(sequential_route("/orders/{id}/lines", 100, 6, 25));
+    EXPECT_EQ(diagnose(one).at(0).text.find("worth about"), std::string::npos);
+}
+
 // With the watchdog's measure of the thread, the finding says what held it and the fix that matches: computing
 // (offload the work), a blocking system call (asynchronous I/O), a lock (a shorter critical section).
 TEST(diagnosis_test, a_blocked_loop_says_what_held_its_thread_and_the_matching_fix) {

@@ -219,8 +219,8 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             continue;
         }
         const std::string name = name_of(r);
-        auto add = [&](finding::kind k, bool problem, std::string text) {
-            (problem ? problems : notes).push_back({k, problem, r.method, r.route, std::move(text)});
+        auto add = [&](finding::kind k, bool problem, std::string text, double saved_ms = 0) {
+            (problem ? problems : notes).push_back({k, problem, r.method, r.route, std::move(text), saved_ms});
         };
         bool any = false;
         if (r.stalls > 0) {
@@ -232,7 +232,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             if (const std::string cause = stall_cause_of(r);
                 !cause.empty() && app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
                 // What held the thread, measured: computing, a blocking system call, a lock; each with its fix.
-                add(finding::kind::blocked_loop, true, held + cause);
+                add(finding::kind::blocked_loop, true, held + cause, r.stall_held_ms);
             } else if (app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
                 add(finding::kind::blocked_loop, true,
                     fmt::format("{}{}; its handler ran {} per request on the loop ({} % of its time): it blocks its "
@@ -241,7 +241,8 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                 r.stall_cpu_share ? fmt::format(", its thread on the CPU {} % of that time",
                                                                 percent(*r.stall_cpu_share))
                                                   : std::string(),
-                                duration(r.app_mean_ms), percent(r.app)));
+                                duration(r.app_mean_ms), percent(r.app)),
+                    r.stall_held_ms);
             } else {
                 add(finding::kind::busy_loop, false,
                     fmt::format("the stall watchdog named {} for {} stall{} ({}), but its handlers ran only {} on the "
@@ -278,7 +279,8 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                 "{} of its {} (server p95 {})",
                                 percent(r.downstream), name, calls,
                                 few ? " (a chain, where each needs the last's answer, cannot be run together)" : "",
-                                duration(saved), duration(r.mean_ms), duration(r.p95_ms)));
+                                duration(saved), duration(r.mean_ms), duration(r.p95_ms)),
+                    few ? 0 : saved * static_cast<double>(r.requests));
             } else if (static_cast<double>(r.max_concurrency) >= calls && calls >= limits.flood_calls) {
                 add(finding::kind::flooding, true,
                     fmt::format("{} % of {} is downstream, all {:.0f} calls of a request in flight at once (at most "
@@ -396,6 +398,24 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                      "resumed by an awaitable of its own): longer than {} in one turn",
                                      thousands(sv.stalls - named_stalls), sv.stalls - named_stalls == 1 ? "" : "s",
                                      duration(sv.stall_threshold_ms))});
+    }
+    // The largest lever first: the problems whose fix saves most request time in the window, then the others in
+    // their order (causes before the symptoms they lead to). With two levers or more, each says what it is worth.
+    std::stable_sort(problems.begin(), problems.end(),
+                     [](const finding& a, const finding& b) { return a.saved_ms > b.saved_ms; });
+    const auto levers =
+        std::count_if(problems.begin(), problems.end(), [](const finding& f) { return f.saved_ms > 0; });
+    if (levers >= 2) {
+        double total_ms = 0;
+        for (const route_figures& r : report.routes) {
+            total_ms += r.mean_ms * static_cast<double>(r.requests);
+        }
+        for (finding& f : problems) {
+            if (f.saved_ms > 0) {
+                f.text += fmt::format(" [worth about {} of the window's {} of request time{}]", duration(f.saved_ms),
+                                      duration(total_ms), &f == &problems.front() ? ": the largest lever" : "");
+            }
+        }
     }
     problems.insert(problems.end(), std::make_move_iterator(notes.begin()), std::make_move_iterator(notes.end()));
     return problems;
