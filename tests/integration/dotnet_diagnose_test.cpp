@@ -2,7 +2,7 @@
 // scripts/build-peers.sh into HOTPATH_PEERS_DIR): a planted problem in a .NET service it never saw as hotpath,
 // named from the runtime's own counters read while the lab loads it. Each test skips, naming what is missing, where
 // the originals or the tool are not there (no dotnet).
-#include "support/child_process.hpp"
+#include "support/peers.hpp"
 
 #include <gtest/gtest.h>
 
@@ -19,52 +19,30 @@ namespace {
 using namespace std::chrono_literals;
 
 using test::child;
-using test::free_port;
 using test::port_from;
-using test::wait_listening;
-
-std::string peer_path(const std::string& name) {
-    return std::string(HOTPATH_PEERS_DIR) + "/" + name + "/" + name;
-}
-
-std::string tool_path() {
-    return std::string(HOTPATH_PEERS_DIR) + "/tools/dotnet-counters";
-}
+using test::running_peer;
 
 // What is missing for these tests, as a line for GTEST_SKIP; "" when nothing is.
 std::string missing(std::initializer_list<const char*> names) {
-    for (const char* name : names) {
-        if (::access(peer_path(name).c_str(), X_OK) != 0) {
-            return "no .NET original " + peer_path(name) + " (scripts/build-peers.sh publishes it where dotnet is)";
-        }
+    if (auto m = test::missing_original(names); !m.empty()) {
+        return m;
     }
-    if (::access(tool_path().c_str(), X_OK) != 0) {
-        return "no " + tool_path() + " (scripts/build-peers.sh installs it where dotnet is)";
+    if (::access(test::dotnet_counters_path().c_str(), X_OK) != 0) {
+        return "no " + test::dotnet_counters_path() + " (scripts/build-peers.sh installs it where dotnet is)";
     }
     return {};
 }
 
-// An original on Kestrel: its process and its port once it accepts connections (0 if it never did).
-struct original {
-    std::unique_ptr<child> process;
-    std::uint16_t port = 0;
-};
-
-original start(const std::string& name, std::vector<std::string> args) {
-    original o;
-    const std::uint16_t port = free_port();
-    args.insert(args.begin(), {"--urls", "http://127.0.0.1:" + std::to_string(port)});
-    o.process = std::make_unique<child>(peer_path(name), std::move(args));
-    if (wait_listening(port, 30s)) {
-        o.port = port;
-    }
-    return o;
+// An original on Kestrel on a free port: its process, and its port once it accepts connections (0 if never).
+running_peer start(const std::string& name, std::vector<std::string> args) {
+    args.insert(args.begin(), {"--urls", "http://127.0.0.1:{port}"});
+    return test::start_original(name, std::move(args));
 }
 
 // Runs `hotpath lab diagnose ...` to its end: its exit code and everything it printed.
 std::pair<int, std::string> diagnose(std::vector<std::string> args) {
     args.insert(args.begin(), {"lab", "diagnose"});
-    args.insert(args.end(), {"--dotnet-counters", tool_path()});
+    args.insert(args.end(), {"--dotnet-counters", test::dotnet_counters_path()});
     child run(std::move(args));
     std::string out = run.rest();
     return {run.wait_exit(60s), out};
@@ -74,7 +52,7 @@ TEST(dotnet_diagnose_test, a_blocking_handler_is_named_thread_pool_starvation) {
     if (const auto m = missing({"profile"}); !m.empty()) {
         GTEST_SKIP() << m;
     }
-    const original profile = start("profile", {"--delay", "500"});
+    const running_peer profile = start("profile", {"--delay", "500"});
     ASSERT_NE(profile.port, 0);
     const auto [code, out] =
         diagnose({"http://127.0.0.1:" + std::to_string(profile.port) + "/profile/sync/42", "--dotnet",
@@ -90,7 +68,7 @@ TEST(dotnet_diagnose_test, the_same_wait_awaited_is_nothing_wrong) {
     if (const auto m = missing({"profile"}); !m.empty()) {
         GTEST_SKIP() << m;
     }
-    const original profile = start("profile", {"--delay", "500"});
+    const running_peer profile = start("profile", {"--delay", "500"});
     ASSERT_NE(profile.port, 0);
     const auto [code, out] = diagnose({"http://127.0.0.1:" + std::to_string(profile.port) + "/profile/async/42",
                                        "--dotnet", std::to_string(profile.process->pid()), "-c", "100", "-d", "5s"});
@@ -103,9 +81,10 @@ TEST(dotnet_diagnose_test, calls_awaited_one_after_another_are_named_with_their_
     if (const auto m = missing({"weather", "aggregator"}); !m.empty()) {
         GTEST_SKIP() << m;
     }
-    const original weather = start("weather", {});
+    const running_peer weather = start("weather", {});
     ASSERT_NE(weather.port, 0);
-    const original aggregator = start("aggregator", {"--upstream", "http://127.0.0.1:" + std::to_string(weather.port)});
+    const running_peer aggregator =
+        start("aggregator", {"--upstream", "http://127.0.0.1:" + std::to_string(weather.port)});
     ASSERT_NE(aggregator.port, 0);
     const auto [code, out] =
         diagnose({"http://127.0.0.1:" + std::to_string(aggregator.port) + "/?strategy=sequential&limit=10", "--dotnet",

@@ -20,6 +20,7 @@
 //   in an ignored member) is JSON to hotpath's lean reader and to System.Text.Json, but not to Boost.JSON, so
 //   hotpath's churn variant answers 400 there: the originals agree with hotpath's lean variant, which the test runs.
 #include "support/child_process.hpp"
+#include "support/peers.hpp"
 #include "support/raw_client.hpp"
 
 #include <boost/json.hpp>
@@ -53,7 +54,6 @@ using test::child;
 using test::free_port;
 using test::port_from;
 using test::run_curl;
-using test::wait_listening;
 
 // What the two must agree on: the status, the media type (no parameters), Location and Allow, the body.
 struct reply {
@@ -109,35 +109,17 @@ server start_hotpath(const std::string& app, std::vector<std::string> args) {
     return s;
 }
 
-std::string peer_path(const std::string& name) {
-    return std::string(HOTPATH_PEERS_DIR) + "/" + name + "/" + name;
-}
-
 // The published original NAME with ARGS, where "{port}" stands for a free port it is given; its port once it
 // accepts connections, else 0.
 server start_original(const std::string& name, std::vector<std::string> args) {
-    server s;
-    const std::uint16_t port = free_port();
-    for (auto& a : args) {
-        if (const auto at = a.find("{port}"); at != std::string::npos) {
-            a.replace(at, 6, std::to_string(port));
-        }
-    }
-    s.process = std::make_unique<child>(peer_path(name), std::move(args));
-    if (wait_listening(port, 30s)) { // the JIT's start, on a busy machine
-        s.port = port;
-    }
-    return s;
+    auto started = test::start_original(name, std::move(args));
+    return {std::move(started.process), started.port};
 }
 
-// The first of `names` whose original has not been published, as a line for GTEST_SKIP; "" when all have.
-std::string missing_original(std::initializer_list<const char*> names) {
-    for (const char* name : names) {
-        if (::access(peer_path(name).c_str(), X_OK) != 0) {
-            return "no .NET original " + peer_path(name) + " (scripts/build-peers.sh publishes it where dotnet is)";
-        }
-    }
-    return {};
+using test::missing_original;
+
+std::string peer_path(const std::string& name) {
+    return test::original_path(name);
 }
 
 // The shape of a JSON value: object keys (sorted) with their shapes, array lengths with their elements' shape
