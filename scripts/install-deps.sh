@@ -7,6 +7,8 @@ packages=(
     g++ cmake ninja-build pkg-config
     libboost1.81-dev libboost-json1.81-dev libfmt-dev libcli11-dev liburing-dev
     libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libtomlplusplus-dev
+    # TLS: OpenSSL 3, and its command for the tests' throw-away certificates (scripts/make-test-certs.sh)
+    libssl-dev openssl
     # sanitizers and fuzzing (clang 14)
     clang-14 libclang-rt-14-dev
     # peers for tests and benchmarks

@@ -1,0 +1,110 @@
+// TLS on the transport seam (transport.hpp): a TLS session (OpenSSL 3) over any other transport, the loop's socket
+// transports or an in-memory pair, for servers and clients alike. The session reads and writes through memory BIOs,
+// so that a handshake, a read and a write never block the loop: the inner transport carries the records, this one
+// hands its owner the plain bytes. No OpenSSL header here.
+#pragma once
+
+#include <hotpath/core/result.hpp>
+#include <hotpath/net/transport.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <system_error>
+#include <vector>
+
+struct ssl_ctx_st;
+
+namespace hotpath::net {
+
+// How a TLS session failed, each its own class (the load's results count them apart), with one line each.
+enum class tls_errc {
+    certificate_expired = 1,   // the peer's certificate (or one of its chain) is past its validity, or not yet valid
+    unknown_issuer,            // no trusted root issued it (self-signed, or a CA not in the store)
+    name_mismatch,             // it is not for the host asked for
+    certificate_invalid,       // any other verification failure (revoked, bad signature, wrong purpose)
+    handshake_failed,          // the protocol itself: no common version or cipher, a bad record, an alert
+    peer_certificate_required, // the server asked for a client certificate and none (or a refused one) was given
+};
+const std::error_category& tls_category() noexcept;
+inline std::error_code make_error_code(tls_errc e) noexcept {
+    return {static_cast<int>(e), tls_category()};
+}
+
+// TLS versions as their protocol numbers (TLS1_2_VERSION, TLS1_3_VERSION).
+inline constexpr int tls_1_2 = 0x0303;
+inline constexpr int tls_1_3 = 0x0304;
+
+struct tls_client_options {
+    bool verify = true;              // the server's chain against the trusted roots, and its name
+    std::string ca_file;             // PEM roots to trust instead of the system's store; empty: the system's
+    std::string cert_file;           // mutual TLS: the client's certificate chain (PEM) ...
+    std::string key_file;            // ... and its key
+    int min_version = tls_1_2;       // tls_1_2 or tls_1_3
+    std::vector<std::string> alpn{}; // offered, in order ("http/1.1")
+    bool resume = true;              // resume sessions with a server (tickets): a full handshake only the first time
+};
+
+struct tls_server_options {
+    std::string cert_file;           // the server's certificate chain (PEM), leaf first
+    std::string key_file;            // its private key (PEM)
+    int min_version = tls_1_2;       // tls_1_2 or tls_1_3
+    std::vector<std::string> alpn{}; // accepted, in order of preference; empty: no ALPN
+    std::string client_ca_file;      // mutual TLS: require a client certificate issued by these roots (PEM)
+};
+
+// An OpenSSL context, shared by every session made from it, on any loop. Its client sessions for resumption are
+// kept here, one per server name.
+class tls_context {
+public:
+    static result<std::shared_ptr<tls_context>, problem> client(const tls_client_options& o);
+    static result<std::shared_ptr<tls_context>, problem> server(const tls_server_options& o);
+    ~tls_context();
+    tls_context(const tls_context&) = delete;
+    tls_context& operator=(const tls_context&) = delete;
+
+    ssl_ctx_st* native() const noexcept;
+    bool is_server() const noexcept;
+
+    struct impl;
+
+private:
+    friend class tls_transports;
+    explicit tls_context(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
+};
+
+// What one session did, for the load's counts and probe's phases.
+struct tls_session_info {
+    bool done = false;    // the handshake completed
+    bool resumed = false; // ... with a resumed session (no certificate exchange)
+    std::string alpn;     // the protocol agreed on, or empty
+    std::string version;  // "TLSv1.3"
+};
+
+// A transport that is a TLS session: what it reads and writes are plain bytes; under it, the transport the inner
+// factory makes carries the records. The owner's callbacks follow the transport contract (never from inside a call
+// to the transport); a handshake failure ends the stream (on_transport_end) and fails a write waiting for it, with a
+// tls_errc. `info()` says what the handshake agreed.
+class tls_transport : public transport {
+public:
+    virtual tls_session_info info() const = 0;
+};
+
+// Makes TLS transports over what `inner` makes, for a server (a session that accepts) or a client (a session that
+// connects to `server_name`: its SNI where it is a name, and what the certificate must be for).
+class tls_transports final : public transport_factory {
+public:
+    tls_transports(std::shared_ptr<tls_context> context, transport_factory& inner, std::string server_name = {});
+    std::unique_ptr<transport> make(loop& l, int fd, transport_owner& user) override;
+
+private:
+    std::shared_ptr<tls_context> context_;
+    transport_factory& inner_;
+    std::string server_name_;
+};
+
+} // namespace hotpath::net
+
+template <>
+struct std::is_error_code_enum<hotpath::net::tls_errc> : std::true_type {};
