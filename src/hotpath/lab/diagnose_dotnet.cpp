@@ -61,14 +61,7 @@ int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, b
                figure(f.outbound_started, "{:.0f}"));
     fmt::print(out, "diagnosis of the {} {} (process {}{}):\n", o.duration, seen.how, pid,
                read->process.empty() ? "" : ", " + read->process);
-    const std::string name = target_name(plan);
-    bool problem = false;
-    print_findings(diagnose_dotnet(f, window, name), seen.failed_requests, seen.sent_requests, problem, out);
-    if (!loading) {
-        fmt::print(out, "  (no load sent: the rules that count per request need --load)\n");
-    }
-    fmt::print(out, "{}\n", problem ? "verdict: see the problems above" : "verdict: nothing wrong");
-    std::fflush(out);
+    print_diagnosis(diagnose_dotnet(f, window, target_name(plan)), {}, seen, loading, "verdict: nothing wrong", out);
     return 0;
 }
 

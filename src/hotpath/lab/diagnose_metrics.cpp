@@ -99,17 +99,8 @@ int diagnose_metrics(const diagnose_options& o, const load::plan& plan, bool loa
             f.runtime.empty() ? "" : ", runtime " + f.runtime,
             f.cpu_seconds ? fmt::format(", {:.2f} CPU-seconds", *f.cpu_seconds) : std::string());
         fmt::print(out, "diagnosis of the {} {}:\n", o.duration, seen_in.how);
-        bool problem = false;
-        print_findings(diagnose_otel(f, window, target_name(plan)), seen_in.failed_requests, seen_in.sent_requests,
-                       problem, out);
-        for (const std::string& l : otel_lacking(f)) {
-            fmt::print(out, "  {:<8} {:<17} {}\n", "lacking", "evidence", l);
-        }
-        if (!loading) {
-            fmt::print(out, "  (no load sent: the rules that count per request need --load)\n");
-        }
-        fmt::print(out, "{}\n", problem ? "verdict: see the problems above" : "verdict: nothing wrong");
-        std::fflush(out);
+        print_diagnosis(diagnose_otel(f, window, target_name(plan)), otel_lacking(f), seen_in, loading,
+                        "verdict: nothing wrong", out);
     }
     return 0;
 }

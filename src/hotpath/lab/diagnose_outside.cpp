@@ -134,15 +134,8 @@ int diagnose_outside(const diagnose_options& o, const load::plan& plan, std::chr
             return names;
         }()));
     fmt::print(out, "diagnosis of the {} {}:\n", o.duration, seen.how);
-    bool problem = false;
-    print_findings(diagnose_from_outside(view, target_name(plan)), seen.failed_requests, seen.sent_requests, problem,
-                   out);
-    for (const std::string& l : outside_lacking(view)) {
-        fmt::print(out, "  {:<8} {:<17} {}\n", "lacking", "evidence", l);
-    }
-    fmt::print(out, "{}\n",
-               problem ? "verdict: see the problems above" : "verdict: nothing wrong that the load can see");
-    std::fflush(out);
+    print_diagnosis(diagnose_from_outside(view, target_name(plan)), outside_lacking(view), seen, true,
+                    "verdict: nothing wrong that the load can see", out);
     return 0;
 }
 

@@ -101,6 +101,20 @@ void print_findings(const std::vector<finding>& findings, std::uint64_t failed, 
     }
 }
 
+void print_diagnosis(const std::vector<finding>& findings, const std::vector<std::string>& lacking,
+                     const load_seen& seen, bool loading, std::string_view healthy_verdict, std::FILE* out) {
+    bool problem = false;
+    print_findings(findings, seen.failed_requests, seen.sent_requests, problem, out);
+    for (const std::string& l : lacking) {
+        fmt::print(out, "  {:<8} {:<17} {}\n", "lacking", "evidence", l);
+    }
+    if (!loading) {
+        fmt::print(out, "  (no load sent: the rules that count per request need --load)\n");
+    }
+    fmt::print(out, "{}\n", problem ? std::string_view("verdict: see the problems above") : healthy_verdict);
+    std::fflush(out);
+}
+
 // One page of metrics: errc::unexpected_status (not 200) or errc::invalid_value (not Prometheus text) for a URL that
 // answers with something else, else the request's own failure.
 result<metrics::scrape, problem> scrape_metrics(const std::string& url) {

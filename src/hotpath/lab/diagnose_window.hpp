@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hotpath::load {
@@ -47,6 +48,12 @@ int load_or_watch(const diagnose_options& o, const load::plan& plan, bool loadin
 // when any line is one.
 void print_findings(const std::vector<finding>& findings, std::uint64_t failed, std::uint64_t sent, bool& problem,
                     std::FILE* out);
+
+// What a source other than a hotpath report ends with: its findings, one `lacking evidence` line for each piece
+// of evidence it did not have, the note of a watch without load, and the verdict (`healthy_verdict` when no line is a
+// problem).
+void print_diagnosis(const std::vector<finding>& findings, const std::vector<std::string>& lacking,
+                     const load_seen& seen, bool loading, std::string_view healthy_verdict, std::FILE* out);
 
 // One page of metrics: errc::unexpected_status (not 200) or errc::invalid_value (not Prometheus text) for a URL that
 // answers with something else, else the request's own failure.
