@@ -113,7 +113,8 @@ int diagnose_outside(const diagnose_options& o, const load::plan& plan, std::chr
     for (auto& [name, values] : timing_alone) {
         view.server_timing.push_back({name, median(values), std::nullopt});
     }
-    for (auto& [name, values] : timing_during) {
+    for (auto& [timing_name, values] : timing_during) {
+        const std::string& name = timing_name; // a lambda cannot capture a structured binding in clang 14
         auto it = std::find_if(view.server_timing.begin(), view.server_timing.end(),
                                [&](const auto& t) { return t.name == name; });
         if (it == view.server_timing.end()) {
