@@ -50,8 +50,9 @@ int list_cases(const lab::lab_options& run) {
 runner define_lab(CLI::App& cmd) {
     auto o = std::make_shared<lab_command_options>();
     // Subcommands are words the positional case never takes: CLI11 matches a subcommand's name first.
-    CLI::App* diagnose =
-        cmd.add_subcommand("diagnose", "Diagnose a running service (hotpath, .NET, or any with OpenTelemetry metrics): watch it, or --load it");
+    CLI::App* diagnose = cmd.add_subcommand(
+        "diagnose",
+        "Diagnose a running service (hotpath, .NET, or any with OpenTelemetry metrics): watch it, or --load it");
     CLI::App* compare = cmd.add_subcommand("compare", "Compare two lab runs (result.json files or --out folders)");
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();

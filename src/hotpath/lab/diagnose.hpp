@@ -30,8 +30,8 @@ struct diagnose_options {
 // `metrics_url`, scrapes that page of OpenTelemetry metrics before, every second during, and after the window.
 // Exit codes: 0 findings printed ("nothing wrong" for a healthy service); 1 nothing answers at the URL (down,
 // refused, timed out) or the load could not run; 2 bad usage; 3 the URL answers but is not a hotpath service (no
-// GET /debug/routes report), or the metrics URL answers with no Prometheus text; 130 interrupted. Failures are one line on `err`. Blocks SIGINT/SIGTERM in the
-// calling thread (call from main's thread before any other thread starts).
+// GET /debug/routes report), or the metrics URL answers with no Prometheus text; 130 interrupted. Failures are one line
+// on `err`. Blocks SIGINT/SIGTERM in the calling thread (call from main's thread before any other thread starts).
 int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err);
 
 } // namespace hotpath::lab

@@ -6,7 +6,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 HOTPATH=${1:-$HERE/../../../../build/release/hotpath}
-SERVICE_DIR=${2:-$HERE/../../../../build/peers/node/inventory}
+SERVICE_DIR=$(realpath -m "${2:-$HERE/../../../../build/peers/node/inventory}")
 OUT=${OUT:-/tmp/otel-record}
 PORT=5300 METRICS=9464 PRICING=5301
 mkdir -p "$OUT"
@@ -14,6 +14,13 @@ mkdir -p "$OUT"
 wait_for() { # LOG: the service's ready line
     for _ in $(seq 100); do grep -q 'listening' "$1" && return 0; sleep 0.1; done
     echo "record: no ready line in $1" >&2; return 1
+}
+
+# One scrape into a fixture, the machine's absolute paths in target_info made relative (the project names no
+# machine's paths): the node executable and the service's script.
+scrape() { # FILE
+    curl -sf http://127.0.0.1:$METRICS/metrics |
+        sed -e "s|$(command -v node)|node|g" -e "s|$SERVICE_DIR/server.js|build/peers/node/inventory/server.js|g" >"$1"
 }
 
 record() { # NAME PATH
@@ -25,14 +32,14 @@ record() { # NAME PATH
     service=$!
     wait_for "$OUT/$name.pricing.log" && wait_for "$OUT/$name.service.log"
     sleep 1
-    curl -sf http://127.0.0.1:$METRICS/metrics >"$HERE/${name}_before.prom"
+    scrape "$HERE/${name}_before.prom"
     "$HOTPATH" load "http://127.0.0.1:$PORT$path" -c 16 -d 5s -q --json "$OUT/$name.json" >"$OUT/$name.txt" 2>&1 &
     load=$!
     sleep 2.5
-    curl -sf http://127.0.0.1:$METRICS/metrics >"$HERE/${name}_during.prom"
+    scrape "$HERE/${name}_during.prom"
     wait $load
     sleep 1
-    curl -sf http://127.0.0.1:$METRICS/metrics >"$HERE/${name}_after.prom"
+    scrape "$HERE/${name}_after.prom"
     kill -TERM $service $pricing
     wait $service $pricing || true
     echo "== $name: GET $path"
