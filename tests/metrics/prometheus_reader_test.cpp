@@ -109,6 +109,16 @@ TEST(prometheus_reader_test, lines_as_exporters_write_them) {
     EXPECT_TRUE(std::isnan(read_ok("a NaN").samples.at(0).value));
 }
 
+TEST(prometheus_reader_test, numbers_as_a_buckets_le_writes_them) {
+    EXPECT_EQ(parse_prometheus_number("0.005"), 0.005);
+    EXPECT_EQ(parse_prometheus_number("+Inf"), std::numeric_limits<double>::infinity());
+    EXPECT_EQ(parse_prometheus_number("-inf"), -std::numeric_limits<double>::infinity());
+    EXPECT_EQ(parse_prometheus_number("1e3"), 1000);
+    EXPECT_FALSE(parse_prometheus_number("").has_value());
+    EXPECT_FALSE(parse_prometheus_number("ten").has_value());
+    EXPECT_FALSE(parse_prometheus_number("1 ").has_value());
+}
+
 TEST(prometheus_reader_test, comments_types_units_and_the_end_of_an_openmetrics_page) {
     const scrape s = read_ok("# A comment of the page's own\n"
                              "# HELP a_seconds Time.\n"

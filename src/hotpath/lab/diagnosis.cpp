@@ -14,16 +14,15 @@
 
 namespace hotpath::lab {
 
-namespace {
-
 int percent(double share) {
     return static_cast<int>(std::lround(share * 100));
 }
 
-// "850us", "1.02s": as the load reports write durations.
-std::string duration(double ms) {
+std::string duration_text(double ms) {
     return format_duration_ns(ms * 1e6);
 }
+
+namespace {
 
 std::string name_of(const route_figures& r) {
     return r.method + " " + r.route;
@@ -227,8 +226,8 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             // The watchdog's name alone is no evidence: its handlers' own time on the loop must cover the stalls.
             const double app_total_ms = r.app_mean_ms * static_cast<double>(r.requests);
             const std::string held =
-                fmt::format("{} held its loop {} in {} stall{} (longest {})", name, duration(r.stall_held_ms),
-                            thousands(r.stalls), r.stalls == 1 ? "" : "s", duration(r.stall_longest_ms));
+                fmt::format("{} held its loop {} in {} stall{} (longest {})", name, duration_text(r.stall_held_ms),
+                            thousands(r.stalls), r.stalls == 1 ? "" : "s", duration_text(r.stall_longest_ms));
             if (const std::string cause = stall_cause_of(r);
                 !cause.empty() && app_total_ms >= limits.stall_backed_by_app * r.stall_held_ms) {
                 // What held the thread, measured: computing, a blocking system call, a lock; each with its fix.
@@ -241,15 +240,15 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                 r.stall_cpu_share ? fmt::format(", its thread on the CPU {} % of that time",
                                                                 percent(*r.stall_cpu_share))
                                                   : std::string(),
-                                duration(r.app_mean_ms), percent(r.app)),
+                                duration_text(r.app_mean_ms), percent(r.app)),
                     r.stall_held_ms);
             } else {
                 add(finding::kind::busy_loop, false,
                     fmt::format("the stall watchdog named {} for {} stall{} ({}), but its handlers ran only {} on the "
                                 "loop in all: long turns of many short requests (such as a burst of 503s), not a "
                                 "handler of its own that blocks",
-                                name, thousands(r.stalls), r.stalls == 1 ? "" : "s", duration(r.stall_held_ms),
-                                duration(app_total_ms)));
+                                name, thousands(r.stalls), r.stalls == 1 ? "" : "s", duration_text(r.stall_held_ms),
+                                duration_text(app_total_ms)));
             }
             any = true;
         }
@@ -262,8 +261,8 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             add(finding::kind::downstream_bound, false,
                 fmt::format("{} % of {} is its downstream call ({} of {} per request): the downstream is the "
                             "bottleneck, look there (server p95 {})",
-                            percent(r.downstream), name, duration(r.downstream_mean_ms), duration(r.mean_ms),
-                            duration(r.p95_ms)));
+                            percent(r.downstream), name, duration_text(r.downstream_mean_ms), duration_text(r.mean_ms),
+                            duration_text(r.p95_ms)));
             any = true;
         }
         if (r.downstream >= limits.downstream_share && r.calls_per_request >= limits.min_calls) {
@@ -279,7 +278,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                 "{} of its {} (server p95 {})",
                                 percent(r.downstream), name, calls,
                                 few ? " (a chain, where each needs the last's answer, cannot be run together)" : "",
-                                duration(saved), duration(r.mean_ms), duration(r.p95_ms)),
+                                duration_text(saved), duration_text(r.mean_ms), duration_text(r.p95_ms)),
                     few ? 0 : saved * static_cast<double>(r.requests));
             } else if (static_cast<double>(r.max_concurrency) >= calls && calls >= limits.flood_calls) {
                 add(finding::kind::flooding, true,
@@ -294,7 +293,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                 static_cast<double>(r.max_concurrency) >= calls
                                     ? "the calls run together, the slowest sets the pace"
                                     : "bounded concurrency",
-                                duration(r.p95_ms)));
+                                duration_text(r.p95_ms)));
             }
             any = true;
         }
@@ -302,7 +301,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
             add(finding::kind::queueing, true,
                 fmt::format("{} % of {} waits before its handler runs ({} on average): the server is saturated "
                             "(server p95 {})",
-                            percent(r.queue), name, duration(r.queue_mean_ms), duration(r.p95_ms)));
+                            percent(r.queue), name, duration_text(r.queue_mean_ms), duration_text(r.p95_ms)));
             any = true;
         }
         if (static_cast<double>(r.status_5xx) >= limits.error_share * static_cast<double>(r.requests)) {
@@ -347,7 +346,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                                                 [](const auto& a, const auto& b) { return a.second < b.second; });
             add(finding::kind::healthy, false,
                 fmt::format("nothing wrong on {}: {} requests, server p95 {}, most of the time in {} ({} %){}", name,
-                            r.requests, duration(r.p95_ms), most.first, percent(most.second),
+                            r.requests, duration_text(r.p95_ms), most.first, percent(most.second),
                             report.allocations_counted ? ""
                                                        : "; allocations not counted in this build (the profile "
                                                          "preset, or hotpath::alloc_counter, counts them)"));
@@ -397,7 +396,7 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
                          fmt::format("{} stall{} of a loop outside any handler (the loop's own work, or a handler "
                                      "resumed by an awaitable of its own): longer than {} in one turn",
                                      thousands(sv.stalls - named_stalls), sv.stalls - named_stalls == 1 ? "" : "s",
-                                     duration(sv.stall_threshold_ms))});
+                                     duration_text(sv.stall_threshold_ms))});
     }
     // The largest lever first: the problems whose fix saves most request time in the window, then the others in
     // their order (causes before the symptoms they lead to). With two levers or more, each says what it is worth.
@@ -412,8 +411,9 @@ std::vector<finding> diagnose(const route_report& report, const diagnosis_limits
         }
         for (finding& f : problems) {
             if (f.saved_ms > 0) {
-                f.text += fmt::format(" [worth about {} of the window's {} of request time{}]", duration(f.saved_ms),
-                                      duration(total_ms), &f == &problems.front() ? ": the largest lever" : "");
+                f.text +=
+                    fmt::format(" [worth about {} of the window's {} of request time{}]", duration_text(f.saved_ms),
+                                duration_text(total_ms), &f == &problems.front() ? ": the largest lever" : "");
             }
         }
     }
@@ -492,7 +492,7 @@ std::vector<finding> diagnose_stall_lines(std::string_view output) {
              fmt::format("{} {} held its loop: the service did not answer its report, and its stall "
                          "watchdog named this handler in {} line{} on {} loop{} (longest stall {}){}",
                          n.method, n.route, thousands(n.lines), n.lines == 1 ? "" : "s", loops, loops == 1 ? "" : "s",
-                         duration(n.longest_ms),
+                         duration_text(n.longest_ms),
                          cause.empty() ? ": it blocks its thread, and every request on that loop waits" : cause)});
     }
     return out;

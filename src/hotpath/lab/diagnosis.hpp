@@ -52,6 +52,10 @@ std::string_view to_string(finding::kind k) noexcept;
 
 // 1234567 -> "1,234,567": counts as the findings write them.
 std::string thousands(std::uint64_t n);
+// 0.914 -> 91: a share as the findings write it, in whole percent.
+int percent(double share);
+// 1.2 -> "1.20ms", 1020 -> "1.02s": a time in milliseconds as the findings (and the load's reports) write it.
+std::string duration_text(double ms);
 
 // The thresholds the rules use, in one place with their reasons.
 struct diagnosis_limits {

@@ -99,14 +99,6 @@ std::string_view tag(std::string_view tags, std::string_view key) {
     return {};
 }
 
-int percent(double share) {
-    return static_cast<int>(std::lround(share * 100));
-}
-
-std::string duration(double ms) {
-    return format_duration_ns(ms * 1e6);
-}
-
 // The series of one counter, over every set of tags.
 std::vector<const dotnet_series*> all_of(const dotnet_counters& c, std::string_view provider, std::string_view name) {
     std::vector<const dotnet_series*> out;
@@ -367,11 +359,11 @@ std::vector<finding> diagnose_dotnet(const dotnet_figures& f, const load_window&
     }
     // The load's mean, where it had answers to average (a load whose requests all failed has none).
     const std::string load_mean =
-        load.mean_ms > 0 ? fmt::format(" (the load's mean {})", duration(load.mean_ms)) : std::string();
+        load.mean_ms > 0 ? fmt::format(" (the load's mean {})", duration_text(load.mean_ms)) : std::string();
     const std::string server_time =
         server_p50_ms
-            ? fmt::format(", ASP.NET Core's p50 {}{}", duration(*server_p50_ms),
-                          load.mean_ms > 0 ? fmt::format(" against the load's mean {}", duration(load.mean_ms))
+            ? fmt::format(", ASP.NET Core's p50 {}{}", duration_text(*server_p50_ms),
+                          load.mean_ms > 0 ? fmt::format(" against the load's mean {}", duration_text(load.mean_ms))
                                            : std::string())
             : std::string();
 

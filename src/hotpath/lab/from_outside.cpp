@@ -3,8 +3,6 @@
 // slows: contention, a downstream).
 #include <hotpath/lab/from_outside.hpp>
 
-#include <hotpath/core/units.hpp>
-
 #include <fmt/core.h>
 
 #include <algorithm>
@@ -13,14 +11,6 @@
 namespace hotpath::lab {
 
 namespace {
-
-std::string ms(double v) {
-    return format_duration_ns(v * 1e6);
-}
-
-int percent(double share) {
-    return static_cast<int>(std::lround(share * 100));
-}
 
 // The Server-Timing metric that holds most of the request (the longest during the load, else alone).
 const outside_view::timing* longest(const outside_view& v) {
@@ -58,7 +48,7 @@ std::vector<finding> diagnose_from_outside(const outside_view& v, const std::str
             const bool grew = *own->during_ms >= limits.slowdown * std::max(*own->alone_ms, 0.001) &&
                               *own->during_ms >= 0.5 * loaded_ms;
             evidence = fmt::format("; its Server-Timing '{}' reads {} under load against {} alone", own->name,
-                                   ms(*own->during_ms), ms(*own->alone_ms));
+                                   duration_text(*own->during_ms), duration_text(*own->alone_ms));
             if (grew) {
                 why = "the server's own time grew with the load: its work slows when shared (a lock, a pool, a "
                       "downstream), it does not only queue";
@@ -71,18 +61,19 @@ std::vector<finding> diagnose_from_outside(const outside_view& v, const std::str
         out.push_back({finding::kind::queueing, true, "", "",
                        fmt::format("{} takes {} on average under {:.0f} connections ({:.0f}/s) against {} for a "
                                    "request alone ({:.0f}x){}: {}",
-                                   name, ms(loaded_ms), v.load.concurrency, rate, ms(*v.alone_ms),
+                                   name, duration_text(loaded_ms), v.load.concurrency, rate, duration_text(*v.alone_ms),
                                    loaded_ms / *v.alone_ms, evidence, why)});
     }
     if (out.empty()) {
-        out.push_back({finding::kind::healthy, false, "", "",
-                       v.alone_ms
-                           ? fmt::format("nothing the load can see on {}: {} on average under load, {} alone{}", name,
-                                         ms(loaded_ms), ms(*v.alone_ms),
-                                         own != nullptr && own->during_ms
-                                             ? fmt::format(" (Server-Timing '{}' {})", own->name, ms(*own->during_ms))
-                                             : std::string())
-                           : fmt::format("nothing the load can see on {}: {} on average", name, ms(loaded_ms))});
+        out.push_back(
+            {finding::kind::healthy, false, "", "",
+             v.alone_ms
+                 ? fmt::format("nothing the load can see on {}: {} on average under load, {} alone{}", name,
+                               duration_text(loaded_ms), duration_text(*v.alone_ms),
+                               own != nullptr && own->during_ms
+                                   ? fmt::format(" (Server-Timing '{}' {})", own->name, duration_text(*own->during_ms))
+                                   : std::string())
+                 : fmt::format("nothing the load can see on {}: {} on average", name, duration_text(loaded_ms))});
     }
     return out;
 }

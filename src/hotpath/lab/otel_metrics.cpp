@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
-#include <cstdlib>
 #include <initializer_list>
 #include <map>
 #include <string_view>
@@ -86,9 +85,9 @@ std::vector<histogram_series> histograms(const scrape& page, const metric_name& 
     for (const scraped_sample& s : page.samples) {
         if (is(s, name.base, "_bucket")) {
             const std::string_view le = s.label("le");
-            const double bound =
-                le == "+Inf" || le == "Inf" || le == "inf" ? INFINITY : std::strtod(std::string(le).c_str(), nullptr);
-            series_of(s).buckets[bound * name.to_seconds] = s.value;
+            if (const auto bound = metrics::parse_prometheus_number(le)) {
+                series_of(s).buckets[*bound * name.to_seconds] = s.value;
+            }
         } else if (is(s, name.base, "_sum")) {
             series_of(s).sum = s.value * name.to_seconds;
         } else if (is(s, name.base, "_count")) {
@@ -225,12 +224,8 @@ std::optional<double> max_of(const std::vector<double>& v) {
     return v.empty() ? std::nullopt : std::optional<double>(*std::max_element(v.begin(), v.end()));
 }
 
-int percent(double share) {
-    return static_cast<int>(std::lround(share * 100));
-}
-
 std::string seconds_text(double s) {
-    return format_duration_ns(s * 1e9);
+    return duration_text(s * 1000);
 }
 
 std::string count_text(double n) {

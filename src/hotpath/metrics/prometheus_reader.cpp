@@ -98,9 +98,9 @@ private:
     std::size_t i_ = 0;
 };
 
-// Go's ParseFloat as exporters write numbers: decimal and exponent forms, an optional sign, Inf/Infinity and NaN in
-// any case.
-std::optional<double> number(std::string_view t) noexcept {
+} // namespace
+
+std::optional<double> parse_prometheus_number(std::string_view t) noexcept {
     bool negative = false;
     if (!t.empty() && (t.front() == '+' || t.front() == '-')) {
         negative = t.front() == '-';
@@ -116,6 +116,8 @@ std::optional<double> number(std::string_view t) noexcept {
     }
     return negative ? -v : v;
 }
+
+namespace {
 
 std::string_view strip_suffix(std::string_view name, std::string_view suffix) noexcept {
     return name.size() > suffix.size() && name.ends_with(suffix) ? name.substr(0, name.size() - suffix.size())
@@ -233,7 +235,7 @@ std::optional<std::string> sample_line(line_reader& r, scrape& out, const scrape
     }
     r.skip_blanks();
     const std::string_view value_text = r.token();
-    const auto value = number(value_text);
+    const auto value = parse_prometheus_number(value_text);
     if (!value) {
         return value_text.empty() ? fmt::format("{}: no value", s.name)
                                   : fmt::format("{}: '{}' is not a number", s.name, value_text);
@@ -242,7 +244,7 @@ std::optional<std::string> sample_line(line_reader& r, scrape& out, const scrape
     r.skip_blanks();
     if (!r.done() && r.peek() != '#') {
         const std::string_view stamp = r.token();
-        if (const auto at = number(stamp); !at || std::isnan(*at)) {
+        if (const auto at = parse_prometheus_number(stamp); !at || std::isnan(*at)) {
             return fmt::format("{}: '{}' is not a timestamp", s.name, stamp);
         }
         r.skip_blanks();

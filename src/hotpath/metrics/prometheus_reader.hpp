@@ -7,6 +7,7 @@
 #include <hotpath/core/result.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,6 +49,10 @@ struct scrape_limits {
     std::size_t max_bytes = 64U << 20;
     std::size_t max_labels = 64; // per sample
 };
+
+// A number as the format writes it, Go's float syntax (1.5e3, .5, +Inf, -Inf, NaN in any case), or nothing: a
+// sample's value, and a histogram bucket's `le`.
+std::optional<double> parse_prometheus_number(std::string_view text) noexcept;
 
 // Reads a whole page. A problem names the first line that is not the format and why ("line 12: label value not
 // closed"); blank lines and comments other than HELP, TYPE and UNIT are skipped, names may be written quoted
