@@ -1,7 +1,10 @@
 // The subcommands of `hotpath`: each lives in one file under tools/ and registers itself with one line.
 #pragma once
 
+#include <hotpath/net/tls_options.hpp>
+
 #include <functional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -48,5 +51,17 @@ Option* one_value_each(Option* o) {
     o->allow_extra_args(false);
     return o;
 }
+
+// The client side of TLS for commands that take an https:// URL (load, probe, lab diagnose), as curl names them:
+// -k/--insecure, --cacert, --cert/--key, --tls-min, --sni, --no-tls-resume.
+struct tls_flags {
+    net::tls_client_options options;
+    std::string min_version = "1.2";
+    bool no_resume = false;
+
+    void add_to(CLI::App& cmd);
+    // The options as given, with the lowest version and resumption applied.
+    const net::tls_client_options& apply();
+};
 
 } // namespace hotpath::cli

@@ -37,9 +37,11 @@ struct load_flags {
     std::string json;
     std::string io = "auto";
     bool quiet = false;
+    tls_flags tls;
 
     void add_to(CLI::App& cmd) {
-        cmd.add_option("url", o.url, "Target, http://host[:port]/path (required unless --scenario gives it)");
+        tls.add_to(cmd);
+        cmd.add_option("url", o.url, "Target, http[s]://host[:port]/path (required unless --scenario gives it)");
         cmd.add_option("-c,--connections", connections, "Connections (closed model: virtual users)")
             ->default_str("50")
             ->check(CLI::Range(1u, 100000u));
@@ -93,6 +95,7 @@ struct load_flags {
     // The options the command line named, copied into `o`.
     void collect(const CLI::App& cmd) {
         auto given = [&](const char* name) { return cmd.count(name) > 0; };
+        o.tls = tls.apply();
         if (given("--connections")) {
             o.connections = connections;
         }

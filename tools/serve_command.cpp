@@ -6,6 +6,7 @@
 #include "apps/profile/service.hpp"
 #include "apps/storage/files.hpp"
 #include <hotpath/load/plan.hpp>
+#include <hotpath/net/tls.hpp>
 #include <hotpath/server/server.hpp>
 
 #include <CLI/CLI.hpp>
@@ -37,6 +38,7 @@ struct serve_flags {
     unsigned stall_threshold_ms = 25;
     std::string io = "auto";
     std::string access_log_format = "json";
+    unsigned tls_handshake_timeout_s = 10;
 
     void add_to(CLI::App& cmd) {
         cmd.add_option("--address", options.address, "Address or host name to listen on")->capture_default_str();
@@ -94,6 +96,23 @@ struct serve_flags {
         cmd.add_flag("--server-timing", options.server_timing,
                      "Add a Server-Timing field to every response: where its time went (queue, app, downstream, "
                      "wait, total), shown by curl -v and browsers' developer tools");
+        cmd.add_option("--tls-cert", options.tls.cert_file,
+                       "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads it");
+        cmd.add_option("--tls-key", options.tls.key_file, "The certificate's private key (PEM)");
+        cmd.add_option("--tls-min", options.tls.min_version, "Lowest TLS version accepted: 1.2 or 1.3")
+            ->capture_default_str()
+            ->check(CLI::IsMember({"1.2", "1.3"}));
+        cmd.add_option("--tls-client-ca", options.tls.client_ca_file,
+                       "Mutual TLS: require a client certificate issued by these roots (PEM)");
+        cmd.add_option("--tls-handshake-timeout", tls_handshake_timeout_s,
+                       "Seconds a TLS handshake may take from the accept (closed after)")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 3600u));
+        cmd.add_option("--max-tls-handshakes", options.limits.max_tls_handshakes,
+                       "TLS handshakes in progress per event loop; a connection past it is closed at once; 0: no "
+                       "limit")
+            ->capture_default_str()
+            ->check(not_negative());
         cmd.add_option("--drain-timeout", drain_timeout_ms,
                        "Milliseconds in-flight requests get to finish on SIGINT/SIGTERM")
             ->capture_default_str();
@@ -104,6 +123,7 @@ struct serve_flags {
         options.limits.keep_alive_timeout = std::chrono::seconds{keep_alive_timeout_s};
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
         options.limits.retry_after = std::chrono::seconds{retry_after_s};
+        options.limits.tls_handshake_timeout = std::chrono::seconds{tls_handshake_timeout_s};
         options.stall_threshold = std::chrono::milliseconds{stall_threshold_ms};
         options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
         options.access_log_format =
@@ -123,15 +143,32 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
         }
         ::close(fd);
     }
+    const auto& tls = flags.options.tls;
+    if (tls.cert_file.empty() != tls.key_file.empty()) {
+        fmt::print(stderr, "hotpath: HTTPS needs both --tls-cert and --tls-key\n");
+        return 2;
+    }
+    if (!tls.client_ca_file.empty() && !tls.enabled()) {
+        fmt::print(stderr, "hotpath: --tls-client-ca needs --tls-cert and --tls-key\n");
+        return 2;
+    }
     server srv(routes, flags.options);
     server::block_stop_signals();
     if (auto started = srv.start(); !started) {
+        if (tls.enabled() && started.error().code == make_error_code(errc::invalid_value)) {
+            fmt::print(stderr, "hotpath: cannot serve HTTPS: {}\n", started.error().message);
+            return 2; // a file of the user's to fix
+        }
         fmt::print(stderr, "hotpath: cannot listen on {}:{}: {}\n", flags.options.address, flags.options.port,
-                   started.error().message());
+                   started.error().message);
         return 1;
     }
     fmt::print("hotpath: serving {} on {} with {} event loop{} on {} (Ctrl-C stops)\n", name, srv.url(), srv.threads(),
                srv.threads() == 1 ? "" : "s", srv.io() == io_backend::uring ? "io_uring" : "epoll");
+    if (tls.enabled()) {
+        fmt::print("hotpath: TLS {}+ with {} (SIGHUP reloads it); {}\n", tls.min_version, tls.cert_file,
+                   net::kernel_tls_status());
+    }
     std::fflush(stdout);
     srv.wait_for_stop_signal();
     const auto s = srv.stats();
@@ -146,6 +183,11 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
         fmt::print("hotpath: timeouts: {} waiting for a request head, {} for a body, {} for a client to read (408 or "
                    "closed)\n",
                    s.header_timeouts, s.body_timeouts, s.response_timeouts);
+    }
+    if (tls.enabled()) {
+        fmt::print("hotpath: TLS: {} handshakes ({} resumed), {} failed, {} timed out, {} refused over "
+                   "--max-tls-handshakes\n",
+                   s.tls_handshakes, s.tls_resumed, s.tls_failures, s.tls_timeouts, s.tls_refused);
     }
     if (s.accept_pauses != 0) {
         fmt::print("hotpath: accepting paused {} times: out of file descriptors (raise ulimit -n)\n", s.accept_pauses);
@@ -286,7 +328,7 @@ runner define_serve(CLI::App& serve_cmd) {
                 ->capture_default_str()
                 ->check(CLI::IsMember({"lean", "churn"}));
         },
-        [freight](app& routes, service&) {
+        [freight](app& routes, service& s) {
             std::shared_ptr<freight::index_holder> table;
             try {
                 table = std::make_shared<freight::index_holder>(freight->db);
@@ -296,7 +338,9 @@ runner define_serve(CLI::App& serve_cmd) {
             }
             apps::map_freight(routes, table,
                               freight->variant == "churn" ? apps::freight_variant::churn : apps::freight_variant::lean);
-            freight->reloader = std::make_unique<apps::table_reloader>(table); // before the server's threads
+            // Before the server's threads. SIGHUP comes through the server, which reloads a TLS certificate with it.
+            freight->reloader = std::make_unique<apps::table_reloader>(table, false);
+            s.flags.options.on_reload = [r = freight->reloader.get()] { r->reload(); };
             return 0;
         });
 

@@ -254,11 +254,14 @@ void reload_and_say(freight::index_holder& table, const char* why) {
 
 } // namespace
 
-table_reloader::table_reloader(std::shared_ptr<freight::index_holder> table) : table_(std::move(table)) {
+table_reloader::table_reloader(std::shared_ptr<freight::index_holder> table, bool take_sighup)
+    : table_(std::move(table)) {
     sigset_t hup;
     sigemptyset(&hup);
-    sigaddset(&hup, SIGHUP);
-    pthread_sigmask(SIG_BLOCK, &hup, nullptr);
+    if (take_sighup) {
+        sigaddset(&hup, SIGHUP);
+        pthread_sigmask(SIG_BLOCK, &hup, nullptr);
+    }
     thread_ = std::thread([this, hup] {
         // The file as loaded, or near enough: a change between the load and this reading is seen at the next.
         auto seen = version_of(table_->db_path());
@@ -277,6 +280,10 @@ table_reloader::table_reloader(std::shared_ptr<freight::index_holder> table) : t
             }
         }
     });
+}
+
+void table_reloader::reload() {
+    reload_and_say(*table_, "SIGHUP");
 }
 
 table_reloader::~table_reloader() {

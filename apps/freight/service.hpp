@@ -26,9 +26,13 @@ void map_freight(app& routes, std::shared_ptr<freight::index_holder> table, frei
 // destroyed. Construct it before the server so that SIGHUP is blocked in the threads the server starts (they
 // inherit the mask) and only this one takes it. Each reload says on standard error what it loaded, or why it
 // kept the previous table.
+// With take_sighup false it only watches the file, and reload() is called by whoever takes SIGHUP (the server's
+// wait_for_stop_signal, through server_options::on_reload, where the same signal also reloads a TLS certificate).
 class table_reloader {
 public:
-    explicit table_reloader(std::shared_ptr<freight::index_holder> table);
+    explicit table_reloader(std::shared_ptr<freight::index_holder> table, bool take_sighup = true);
+    // Reloads the table now and says so (what SIGHUP does).
+    void reload();
     ~table_reloader();
     table_reloader(const table_reloader&) = delete;
     table_reloader& operator=(const table_reloader&) = delete;

@@ -306,7 +306,10 @@ TEST(cli_test, load_with_fewer_connections_than_threads_sends_every_request) {
 TEST(cli_test, load_bad_usage_exits_2_with_one_line) {
     for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
              {"load"},
-             {"load", "https://127.0.0.1/"},
+             {"load", "https://127.0.0.1:1/", "--tls-min", "1.1"},
+             {"load", "https://127.0.0.1:1/", "--cacert", "/nonexistent/ca.pem"},
+             {"load", "https://127.0.0.1:1/", "--cacert", HOTPATH_SOURCE_DIR "/README.md"}, // not PEM
+             {"load", "https://127.0.0.1:1/", "--cert", HOTPATH_SOURCE_DIR "/README.md"},   // no --key
              {"load", "http://127.0.0.1:1/", "-d", "ten"},
              {"load", "http://127.0.0.1:1/", "--threshold", "p95<fast"},
              {"load", "http://127.0.0.1:1/", "--stages", "rate=1/s"},

@@ -559,7 +559,7 @@ TEST_F(server_test, a_port_another_server_holds_is_refused) {
     server second(routes_, options_on("127.0.0.1", first.port(), 2));
     const auto started = second.start();
     ASSERT_FALSE(started);
-    EXPECT_EQ(started.error(), std::errc::address_in_use) << started.error().message();
+    EXPECT_EQ(started.error().code, std::errc::address_in_use) << started.error().message;
     EXPECT_EQ(second.threads(), 0u); // nothing left running
     // The first server still has every connection.
     for (int i = 0; i < 10; ++i) {
@@ -586,14 +586,14 @@ TEST_F(server_test, a_port_a_foreign_reuseport_socket_holds_is_refused) {
     server s(routes_, options_on("127.0.0.1", ntohs(addr.sin_port)));
     const auto started = s.start();
     EXPECT_FALSE(started);
-    EXPECT_EQ(started.error(), std::errc::address_in_use) << started.error().message();
+    EXPECT_EQ(started.error().code, std::errc::address_in_use) << started.error().message;
     ::close(fd);
 }
 
 TEST_F(server_test, listens_on_a_host_name) {
     server s(routes_, options_on("localhost", 0, 2));
     const auto started = s.start();
-    ASSERT_TRUE(started) << started.error().message();
+    ASSERT_TRUE(started) << started.error().message;
     EXPECT_TRUE(s.address() == "127.0.0.1" || s.address() == "::1") << s.address();
     EXPECT_EQ(s.url(), "http://" + net::host_port(s.address(), s.port()));
     raw_client c(s.port(), s.address());
@@ -608,7 +608,7 @@ TEST_F(server_test, listens_on_a_host_name) {
 TEST_F(server_test, listens_on_ipv6_loopback) {
     server s(routes_, options_on("::1", 0));
     const auto started = s.start();
-    ASSERT_TRUE(started) << started.error().message();
+    ASSERT_TRUE(started) << started.error().message;
     EXPECT_EQ(s.address(), "::1");
     EXPECT_EQ(s.url(), "http://[::1]:" + std::to_string(s.port()));
     raw_client c(s.port(), "::1");
@@ -629,8 +629,8 @@ TEST_F(server_test, refuses_what_is_not_an_address) {
         const auto t0 = std::chrono::steady_clock::now();
         const auto started = s.start();
         ASSERT_FALSE(started) << bad;
-        EXPECT_EQ(started.error(), errc::invalid_address) << bad << ": " << started.error().message();
-        EXPECT_NE(started.error().message().find("address"), std::string::npos);
+        EXPECT_EQ(started.error().code, errc::invalid_address) << bad << ": " << started.error().message;
+        EXPECT_NE(started.error().message.find("address"), std::string::npos);
         EXPECT_LT(std::chrono::steady_clock::now() - t0, 100ms) << bad;
     }
 }
@@ -700,7 +700,7 @@ TEST_F(server_test, run_until_signal_reports_the_port_it_picked) {
     auto url = started.get_future();
     std::thread runner([&] {
         const auto ran = s.run_until_signal([&started](const server& running) { started.set_value(running.url()); });
-        EXPECT_TRUE(ran) << ran.error().message();
+        EXPECT_TRUE(ran) << ran.error().message;
     });
     ASSERT_EQ(url.wait_for(5s), std::future_status::ready);
     const std::string where = url.get();

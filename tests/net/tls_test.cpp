@@ -3,6 +3,7 @@
 // records cut at every point; each class of certificate refusal with its own error; mutual TLS; ALPN; resumption.
 // Certificates are made for the run by scripts/make-test-certs.sh (openssl), never committed.
 #include "support/memory_transport.hpp"
+#include "support/test_certs.hpp"
 
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/timer.hpp>
@@ -23,19 +24,12 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// The certificates, made once for the test program.
-const std::string& certs() {
-    static const std::string dir = [] {
-        const std::string d = ::testing::TempDir() + "hotpath_tls_" + std::to_string(::getpid());
-        const std::string command = "bash " HOTPATH_SOURCE_DIR "/scripts/make-test-certs.sh " + d + " > /dev/null";
-        EXPECT_EQ(std::system(command.c_str()), 0) << command;
-        return d;
-    }();
-    return dir;
+std::string cert(const std::string& name) {
+    return test::test_cert(name);
 }
 
-std::string cert(const std::string& name) {
-    return certs() + "/" + name;
+const std::string& certs() {
+    return test::test_certs();
 }
 
 // The plain side of a session: what it read, how it ended, its writes told.

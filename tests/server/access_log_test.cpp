@@ -177,7 +177,7 @@ TEST(access_log_test, a_path_that_cannot_be_opened_fails_start) {
     server srv(routes, logging_to("/nonexistent-dir/access.log", log_line_format::json));
     const auto started = srv.start();
     ASSERT_FALSE(started);
-    EXPECT_EQ(started.error(), std::errc::no_such_file_or_directory);
+    EXPECT_EQ(started.error().code, std::errc::no_such_file_or_directory);
 }
 
 } // namespace

@@ -27,6 +27,14 @@ struct limits {
     // From the first byte of a request to the end of its header section; slowloris defence → 408 and close.
     // Kestrel: RequestHeadersTimeout 30 s.
     std::chrono::seconds request_headers_timeout{30};
+    // Over TLS, from the connection's accept to the end of its handshake; past it the connection is closed (a slow
+    // handshake is a slowloris too). Then the request head has request_headers_timeout. Kestrel: HandshakeTimeout
+    // 10 s.
+    std::chrono::seconds tls_handshake_timeout{10};
+    // Over TLS, handshakes in progress per loop; a connection accepted past it is closed at once, so that a flood
+    // of new connections cannot hold a loop's memory and keep its CPU on key exchanges. HAProxy's maxsslconn
+    // bounds the same. 0: no limit.
+    std::size_t max_tls_handshakes = 1024;
     // An idle keep-alive connection is closed after this. Kestrel: KeepAliveTimeout 130 s.
     std::chrono::seconds keep_alive_timeout{130};
     // A body must arrive at least this fast once the grace period has passed, or the connection is closed

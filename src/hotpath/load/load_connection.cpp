@@ -21,6 +21,10 @@ void load_connection::open() {
 }
 
 void load_connection::time_out_connect() {
+    if (handshaking_) {
+        handshake_failed(std::make_error_code(std::errc::timed_out));
+        return;
+    }
     if (connecting_ && !connect_timed_out_) {
         connect_timed_out_ = true;
         connector_.cancel(); // on_connected follows with operation_canceled
@@ -32,20 +36,53 @@ void load_connection::on_connected(int fd, std::error_code ec) {
     if (std::exchange(connect_timed_out_, false) && ec == std::errc::operation_canceled) {
         ec = std::make_error_code(std::errc::timed_out);
     }
-    if (ec != std::errc::operation_canceled) {
-        owner_.on_connect_result(ec);
+    const bool tls = owner_.tls_ != nullptr;
+    if (ec != std::errc::operation_canceled && (ec || !tls)) {
+        owner_.on_connect_result(ec); // over TLS, a success is counted once the handshake is done
     }
     if (ec) {
         owner_.on_gone(*this, true);
         return;
     }
-    transport_ = owner_.transports_->make(owner_.loop_, fd, *this);
-    connected_ = true;
     server_closes_ = false;
     in_.clear();
     reader_.expect(false); // each response's HEAD-ness is its request's (is_head, below)
+    if (tls) {
+        // The handshake first (the client's hello goes out now); the first request once it is done, as wrk does.
+        handshaking_ = true;
+        handshake_started_ = clock::now();
+    }
+    transport_ = owner_.transports_->make(owner_.loop_, fd, *this);
     transport_->start_reading();
-    owner_.on_ready(*this, clock::now());
+    if (!tls) {
+        connected(clock::now());
+    }
+}
+
+void load_connection::connected(clock::time_point now) {
+    connected_ = true;
+    owner_.on_ready(*this, now);
+}
+
+void load_connection::on_transport_ready() {
+    if (!handshaking_) {
+        return;
+    }
+    handshaking_ = false;
+    const auto now = clock::now();
+    const auto* tls = static_cast<const net::tls_transport*>(transport_.get());
+    owner_.on_handshake(now - handshake_started_, tls->resumed());
+    owner_.on_connect_result({});
+    connected(now);
+}
+
+// The handshake failed (or took past the timeout): a failed connection attempt, of its TLS class.
+void load_connection::handshake_failed(std::error_code error) {
+    handshaking_ = false;
+    handshake_failed_ = true;
+    owner_.on_handshake_failed(error);
+    closing_ = true;
+    transport_->close(); // on_transport_closed: gone, as a failed attempt
 }
 
 void load_connection::send(clock::time_point scheduled, unsigned count, clock::time_point now) {
@@ -59,6 +96,9 @@ void load_connection::send(clock::time_point scheduled, unsigned count, clock::t
 }
 
 void load_connection::on_transport_written(std::error_code error) {
+    if (handshaking_) {
+        return; // nothing was written before the handshake: its failure comes as the end
+    }
     if (error && !closing_) {
         abort(error_class::write);
     }
@@ -141,7 +181,11 @@ void load_connection::keep_body(std::string_view bytes) {
     }
 }
 
-void load_connection::on_transport_end(std::error_code) {
+void load_connection::on_transport_end(std::error_code error) {
+    if (handshaking_) {
+        handshake_failed(error ? error : make_error_code(errc::closed));
+        return;
+    }
     if (closing_) {
         return;
     }
@@ -159,6 +203,13 @@ void load_connection::on_transport_end(std::error_code) {
 }
 
 void load_connection::abort(error_class why) {
+    if (handshaking_) {
+        // Given up mid-handshake (the run ends): not a failed attempt.
+        handshaking_ = false;
+        closing_ = true;
+        transport_->close();
+        return;
+    }
     if (closing_ || (!connected_ && !connecting_)) {
         return;
     }
@@ -187,7 +238,7 @@ void load_connection::on_transport_closed() {
     transport_.reset();
     closing_ = false;
     in_.clear();
-    owner_.on_gone(*this, false);
+    owner_.on_gone(*this, std::exchange(handshake_failed_, false));
 }
 
 } // namespace hotpath::load

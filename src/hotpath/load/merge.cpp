@@ -526,6 +526,31 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
     if (doc.has("connect_error") && !doc.text("connect_error", r.connect_error)) {
         return doc.failure();
     }
+    // Written for an https:// target.
+    if (doc.has("tls")) {
+        const json::object* tls_object = doc.object("tls");
+        if (tls_object == nullptr) {
+            return doc.failure();
+        }
+        fields tls(*tls_object, "tls");
+        r.tls = true;
+        if (!tls.u64("handshakes", r.handshakes.handshakes) || !tls.u64("resumed", r.handshakes.resumed)) {
+            return tls.failure();
+        }
+        if (auto read = read_histogram(tls, "handshake_time", r.handshakes.handshake_time); !read) {
+            return read;
+        }
+        const json::object* failures_object = tls.object("failures");
+        if (failures_object == nullptr) {
+            return tls.failure();
+        }
+        fields failures(*failures_object, "tls.failures");
+        for (std::size_t i = 0; i < tls_failure_count; ++i) {
+            if (!failures.u64(to_string(static_cast<tls_failure>(i)), r.handshakes.failures[i])) {
+                return failures.failure();
+            }
+        }
+    }
     // Written since runs say how they ended; absent from older files (completed).
     if (doc.has("ended")) {
         std::string ended;

@@ -3,6 +3,7 @@
 
 #include <hotpath/http/response.hpp>
 #include <hotpath/load/scenario.hpp>
+#include <hotpath/net/tls.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -114,7 +115,7 @@ result<plan, problem> make_plan(const load_options& o) {
         return refuse("a URL is required (see hotpath load --help)");
     }
     if (!o.url.empty()) {
-        auto to = http::parse_request_url(o.url);
+        auto to = http::parse_url(o.url);
         if (!to) {
             return refuse(std::move(to).error().message);
         }
@@ -243,6 +244,14 @@ result<plan, problem> make_plan(const load_options& o) {
     }
     if (std::string why = validate(p, plan_source::flags); !why.empty()) {
         return refuse(std::move(why));
+    }
+    p.tls = o.tls;
+    if (p.to.tls()) {
+        p.tls.alpn = {"http/1.1"};
+        // The files are read now, so that a bad one is told before the run (the workers make the context again).
+        if (auto made = net::tls_context::client(p.tls); !made) {
+            return refuse(std::move(made).error().message);
+        }
     }
     // A thread without a connection of its own would never send its share of -n (wrk needs connections >=
     // threads; here the threads shrink instead).

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <hotpath/load/plan.hpp>
+#include <hotpath/net/tls_options.hpp>
 
 #include <cstdint>
 #include <optional>
@@ -34,6 +35,7 @@ struct load_options {
     std::vector<std::string> thresholds;
     std::vector<unsigned> expect_status;
     std::optional<plan::io_choice> io;
+    net::tls_client_options tls; // -k, --cacert, --cert/--key, --tls-min, --sni, --no-tls-resume
 };
 
 // Who wrote the plan, so that a reason names what that writer typed: a flag (--rate) or a scenario key

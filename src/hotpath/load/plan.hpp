@@ -4,6 +4,7 @@
 #include <hotpath/core/result.hpp>
 #include <hotpath/core/units.hpp>
 #include <hotpath/http/url.hpp>
+#include <hotpath/net/tls_options.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -71,6 +72,9 @@ struct feed {
 
 struct plan {
     http::url to; // where requests go; to.target is the plain run's request-target
+    // For an https:// target: verification, client certificate, lowest version, SNI, resumption. Each connection
+    // handshakes before its first request is sent; the handshake is timed apart (results::tls), not in latency.
+    net::tls_client_options tls;
     std::string method = "GET";
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;

@@ -263,6 +263,27 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         fmt::print(out, "  Connections  {} opened; {} of {} attempts failed ({})\n", r.connections_opened,
                    r.connect_failures, r.connect_attempts, r.connect_error.empty() ? "no reason" : r.connect_error);
     }
+    if (r.tls) {
+        const auto& t = r.handshakes;
+        if (t.handshakes != 0) {
+            fmt::print(out, "  TLS          {} handshakes, {} full and {} resumed; p50 {} p99 {} max {}\n",
+                       t.handshakes, t.handshakes - t.resumed, t.resumed,
+                       format_duration_ns(static_cast<double>(t.handshake_time.value_at_percentile(50))),
+                       format_duration_ns(static_cast<double>(t.handshake_time.value_at_percentile(99))),
+                       format_duration_ns(static_cast<double>(t.handshake_time.max_ns())));
+        } else {
+            fmt::print(out, "  TLS          no handshake completed\n");
+        }
+        for (std::size_t i = 0; i < tls_failure_count; ++i) {
+            if (t.failures[i] != 0) {
+                std::string why = tls_failure_text(static_cast<tls_failure>(i));
+                if (why.rfind("TLS: ", 0) == 0) {
+                    why.erase(0, 5);
+                }
+                fmt::print(out, "  TLS failed   {} handshakes: {}\n", t.failures[i], why);
+            }
+        }
+    }
     if (p.open_model()) {
         const auto& s = r.service_time;
         fmt::print(out,
@@ -343,6 +364,19 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     doc["connect_failures"] = r.connect_failures;
     if (!r.connect_error.empty()) {
         doc["connect_error"] = r.connect_error;
+    }
+    if (r.tls) {
+        const auto& t = r.handshakes;
+        boost::json::object tls;
+        tls["handshakes"] = t.handshakes;
+        tls["resumed"] = t.resumed;
+        tls["handshake_time"] = histogram_json(t.handshake_time);
+        boost::json::object failures;
+        for (std::size_t i = 0; i < tls_failure_count; ++i) {
+            failures[to_string(static_cast<tls_failure>(i))] = t.failures[i];
+        }
+        tls["failures"] = std::move(failures);
+        doc["tls"] = std::move(tls);
     }
     doc["late"] = r.late;
     doc["unsent"] = r.unsent;

@@ -19,6 +19,35 @@ enum class error_class : std::uint8_t { read, write, timeout, malformed, status,
 inline constexpr std::size_t error_class_count = static_cast<std::size_t>(error_class::count_);
 std::string_view to_string(error_class e) noexcept;
 
+// Why a TLS handshake failed (net::tls_errc's classes): a failed connection attempt of its own class, each told
+// in one line (tls_failure_text).
+enum class tls_failure : std::uint8_t {
+    certificate_expired,
+    unknown_issuer,
+    name_mismatch,
+    certificate_invalid,
+    handshake,
+    client_certificate,
+    count_
+};
+inline constexpr std::size_t tls_failure_count = static_cast<std::size_t>(tls_failure::count_);
+// "unknown_issuer", as the JSON names it.
+std::string_view to_string(tls_failure f) noexcept;
+// The line for a person: what failed and what to do ("... --cacert FILE, or -k ...").
+std::string tls_failure_text(tls_failure f);
+
+// Over TLS: the handshakes of the connections opened, timed apart from the requests' latency (as wrk does: a
+// request's time starts once its connection is ready).
+struct tls_results {
+    std::uint64_t handshakes = 0; // completed
+    std::uint64_t resumed = 0;    // of those, resumed sessions (no certificate exchange)
+    // From the TCP connection's establishment to the handshake's end, all handshakes of the run (warm-up too).
+    metrics::histogram handshake_time;
+    std::array<std::uint64_t, tls_failure_count> failures{}; // failed handshakes, by class (connect failures too)
+
+    void merge(const tls_results& other);
+};
+
 // One second of the measured window.
 struct second_sample {
     std::uint64_t responses = 0;
@@ -56,7 +85,9 @@ struct results {
     std::uint64_t connect_failures = 0;   // attempts that failed (refused, unreachable, ...)
     std::uint64_t connections_opened = 0; // attempts that succeeded
     std::string connect_error;            // the first failed attempt's reason, "" if none failed
-    std::chrono::nanoseconds measured{};  // length of the measured window (warm-up excluded)
+    bool tls = false;                     // the target is https://: `handshakes` holds
+    tls_results handshakes;
+    std::chrono::nanoseconds measured{}; // length of the measured window (warm-up excluded)
     // How the run ended: as planned; cut short by SIGINT or SIGTERM (`signal`); or given up because nothing
     // connected within plan::connect_grace (see plan::keep_trying). Set by the runner; merged, the first that was
     // not completed.

@@ -5,6 +5,7 @@
 #include <hotpath/load/worker.hpp>
 
 #include <hotpath/net/connect.hpp>
+#include <hotpath/net/tls.hpp>
 #include <hotpath/net/uring.hpp>
 
 #include <fmt/core.h>
@@ -37,6 +38,14 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
         return std::move(found).error();
     }
     const net::endpoint endpoint = found->front();
+    std::shared_ptr<net::tls_context> tls; // one for the run: its sessions resume on any worker's connections
+    if (p.to.tls()) {
+        auto made = net::tls_context::client(p.tls);
+        if (!made) {
+            return std::move(made).error();
+        }
+        tls = std::move(*made);
+    }
     if (p.io == plan::io_choice::uring && !net::uring::available()) {
         return problem{std::make_error_code(std::errc::function_not_supported),
                        "io_uring is not available here (--io uring); use --io auto or epoll"};
@@ -55,7 +64,7 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     const unsigned thread_count = resolve_threads(p);
     std::vector<std::unique_ptr<worker>> workers;
     for (unsigned i = 0; i < thread_count; ++i) {
-        workers.push_back(std::make_unique<worker>(p, endpoint, i, thread_count, start, live));
+        workers.push_back(std::make_unique<worker>(p, endpoint, tls, i, thread_count, start, live));
     }
     std::vector<std::thread> threads;
     std::atomic<unsigned> running{thread_count};

@@ -537,7 +537,7 @@ result<void, problem> read_scenario(const toml::table& doc, std::string_view bas
     if (auto read = get_string(doc, "url", "url", url); !read) {
         return read;
     }
-    auto to = http::parse_request_url(*url);
+    auto to = http::parse_url(*url);
     if (!to) {
         return fail(*url_node, "url: " + to.error().message);
     }

@@ -22,10 +22,16 @@ unsigned share_of(unsigned total, unsigned index, unsigned count) noexcept {
 
 } // namespace
 
-worker::worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count, clock::time_point start,
-               live_counters& live)
+worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_context> tls, unsigned index,
+               unsigned count, clock::time_point start, live_counters& live)
     : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index), timer_(loop_),
       start_(start), live_(live) {
+    if (tls != nullptr) {
+        tls_ = std::make_unique<net::tls_transports>(std::move(tls), *transports_,
+                                                     p.tls.server_name.empty() ? p.to.host : p.tls.server_name);
+        transports_ = tls_.get();
+        results_.tls = true;
+    }
     double total_weight = 0;
     for (auto& spec : requests_or_default(p)) {
         prepared r;
@@ -287,6 +293,26 @@ void worker::on_connect_result(std::error_code ec) {
     if (results_.connect_error.empty()) {
         results_.connect_error = ec.message();
     }
+}
+
+void worker::on_handshake(clock::duration took, bool resumed) {
+    ++results_.handshakes.handshakes;
+    results_.handshakes.resumed += resumed ? 1 : 0;
+    results_.handshakes.handshake_time.record(std::chrono::duration_cast<std::chrono::nanoseconds>(took));
+}
+
+void worker::on_handshake_failed(std::error_code error) {
+    static_assert(static_cast<int>(net::tls_errc::certificate_expired) - 1 ==
+                      static_cast<int>(tls_failure::certificate_expired) &&
+                  static_cast<int>(net::tls_errc::peer_certificate_required) - 1 ==
+                      static_cast<int>(tls_failure::client_certificate));
+    if (error.category() == net::tls_category()) {
+        const auto i = static_cast<std::size_t>(error.value() - 1);
+        if (i < results_.handshakes.failures.size()) {
+            ++results_.handshakes.failures[i];
+        }
+    }
+    on_connect_result(error); // a failed attempt, with its reason
 }
 
 void worker::on_gone(load_connection& c, bool failed) {

@@ -7,6 +7,7 @@
 #include <hotpath/net/connect.hpp>
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/timer.hpp>
+#include <hotpath/net/tls.hpp>
 #include <hotpath/net/transport.hpp>
 
 #include <atomic>
@@ -47,12 +48,13 @@ public:
 
     bool ready() const noexcept { return connected_ && in_flight_.empty() && !closing_; }
     bool busy() const noexcept { return !in_flight_.empty(); }
-    bool connecting() const noexcept { return connecting_; }
+    // Connecting, or over TLS handshaking: not yet ready, within the connect's timeout.
+    bool connecting() const noexcept { return connecting_ || handshaking_; }
     // When the connect in progress began, for its timeout (the plan's request timeout).
     clock::time_point connect_started() const noexcept { return connect_started_; }
     // Gives up the connect in progress: it counts as a failed connection attempt ("Connection timed out").
     void time_out_connect();
-    bool gone() const noexcept { return !connected_ && !connecting_ && !closing_; }
+    bool gone() const noexcept { return !connected_ && !connecting_ && !handshaking_ && !closing_; }
     // The send time of the oldest request in flight, for timeouts.
     clock::time_point oldest_sent() const noexcept { return in_flight_.front().sent; }
 
@@ -69,7 +71,10 @@ private:
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;
     void on_transport_closed() override;
+    void on_transport_ready() override;
     void on_connected(int fd, std::error_code ec);
+    void connected(clock::time_point now);
+    void handshake_failed(std::error_code error);
     void complete_response(clock::time_point now);
     void keep_body(std::string_view bytes);
     void close_transport();
@@ -83,7 +88,10 @@ private:
     std::string rendered_; // the bytes of a request with placeholders, until written
     std::string body_;     // the body of the current response, kept only for a body check (capped)
     clock::time_point connect_started_{};
+    clock::time_point handshake_started_{};
     bool connecting_ = false;
+    bool handshaking_ = false;      // TLS: the socket is connected, the session not yet
+    bool handshake_failed_ = false; // ... and it failed: the close that follows is a failed attempt
     bool connect_timed_out_ = false;
     bool connected_ = false;
     bool closing_ = false;
@@ -93,8 +101,9 @@ private:
 // Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
 class worker {
 public:
-    worker(const plan& p, net::endpoint endpoint, unsigned index, unsigned count, clock::time_point start,
-           live_counters& live);
+    // `tls`: the client context for an https:// plan (null for http://), shared by the workers.
+    worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_context> tls, unsigned index, unsigned count,
+           clock::time_point start, live_counters& live);
     ~worker();
 
     // Runs the loop on the calling thread until this worker's share is done.
@@ -114,6 +123,10 @@ private:
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
     void on_error(load_connection& c, error_class e, std::size_t lost_requests);
     void on_connect_result(std::error_code ec);
+    // Over TLS: a handshake done in `took` (resumed or full), or failed with `error` (a net::tls_errc, or the
+    // socket's error).
+    void on_handshake(clock::duration took, bool resumed);
+    void on_handshake_failed(std::error_code error);
     void on_ready(load_connection& c, clock::time_point now);
     void on_gone(load_connection& c, bool failed);
     void do_tick();
@@ -142,7 +155,8 @@ private:
     unsigned count_; // workers in the run
     double share_;   // this worker's fraction of the rate, the users and the request count
     net::loop loop_;
-    // What the connections get their transports from: sockets on the loop's backend. TLS: TODO(#27).
+    // What the connections get their transports from: sockets on the loop's backend, or TLS sessions over them.
+    std::unique_ptr<net::tls_transports> tls_;
     net::transport_factory* transports_ = &net::socket_transports();
     net::timer timer_;
     // Each scenario request, ready to send: its bytes (with `pipeline` copies for the closed model), or

@@ -11,6 +11,13 @@
 #include <openssl/x509v3.h>
 
 #include <arpa/inet.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <algorithm>
 #include <functional>
@@ -407,6 +414,8 @@ public:
         return inner_->peek();
     }
 
+    bool resumed() const noexcept override { return ssl_ != nullptr && handshaken_ && SSL_session_reused(ssl_) == 1; }
+
     tls_session_info info() const override {
         tls_session_info i;
         i.done = handshaken_;
@@ -512,6 +521,7 @@ private:
         flush();
         if (r == 1) {
             handshaken_ = true;
+            tell([this] { user_.on_transport_ready(); });
             if (writing_) {
                 encrypt();
                 flush();
@@ -721,6 +731,37 @@ std::unique_ptr<transport> tls_transports::make(loop& l, int fd, transport_owner
     auto inner = inner_.make(l, fd, *session);
     session->start(std::move(inner), *context_->impl_);
     return session;
+}
+
+std::string kernel_tls_status() {
+    // TCP_ULP "tls" is only accepted on an established TCP socket: a loopback pair, made and closed here.
+    const int server = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    const int client = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int accepted = -1;
+    std::string out = "kernel TLS: could not be asked of this kernel";
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t length = sizeof a;
+    if (server >= 0 && client >= 0 && ::bind(server, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 &&
+        ::listen(server, 1) == 0 && ::getsockname(server, reinterpret_cast<sockaddr*>(&a), &length) == 0 &&
+        ::connect(client, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0) {
+        accepted = ::accept4(server, nullptr, nullptr, SOCK_CLOEXEC);
+        if (::setsockopt(client, SOL_TCP, TCP_ULP, "tls", 3) == 0) {
+            out = "kernel TLS: offered by this kernel, not used: records are encrypted in user space";
+        } else if (errno == ENOENT) {
+            out = "kernel TLS: not offered by this kernel (no tls module): records are encrypted in user space";
+        } else {
+            out = std::string("kernel TLS: refused by this kernel (") + std::strerror(errno) +
+                  "): records are encrypted in user space";
+        }
+    }
+    for (const int fd : {accepted, client, server}) {
+        if (fd >= 0) {
+            ::close(fd);
+        }
+    }
+    return out;
 }
 
 } // namespace hotpath::net

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <hotpath/core/result.hpp>
+#include <hotpath/net/tls_options.hpp>
 #include <hotpath/net/transport.hpp>
 
 #include <cstdint>
@@ -30,20 +31,6 @@ const std::error_category& tls_category() noexcept;
 inline std::error_code make_error_code(tls_errc e) noexcept {
     return {static_cast<int>(e), tls_category()};
 }
-
-// TLS versions as their protocol numbers (TLS1_2_VERSION, TLS1_3_VERSION).
-inline constexpr int tls_1_2 = 0x0303;
-inline constexpr int tls_1_3 = 0x0304;
-
-struct tls_client_options {
-    bool verify = true;              // the server's chain against the trusted roots, and its name
-    std::string ca_file;             // PEM roots to trust instead of the system's store; empty: the system's
-    std::string cert_file;           // mutual TLS: the client's certificate chain (PEM) ...
-    std::string key_file;            // ... and its key
-    int min_version = tls_1_2;       // tls_1_2 or tls_1_3
-    std::vector<std::string> alpn{}; // offered, in order ("http/1.1")
-    bool resume = true;              // resume sessions with a server (tickets): a full handshake only the first time
-};
 
 struct tls_server_options {
     std::string cert_file;           // the server's certificate chain (PEM), leaf first
@@ -89,6 +76,8 @@ struct tls_session_info {
 class tls_transport : public transport {
 public:
     virtual tls_session_info info() const = 0;
+    // Whether the handshake resumed a session (cheap: no allocation).
+    virtual bool resumed() const noexcept = 0;
 };
 
 // Makes TLS transports over what `inner` makes, for a server (a session that accepts) or a client (a session that
@@ -97,12 +86,20 @@ class tls_transports final : public transport_factory {
 public:
     tls_transports(std::shared_ptr<tls_context> context, transport_factory& inner, std::string server_name = {});
     std::unique_ptr<transport> make(loop& l, int fd, transport_owner& user) override;
+    // Sessions made from now on use `context` (a reloaded certificate); those made before keep theirs. On the
+    // thread that calls make().
+    void set_context(std::shared_ptr<tls_context> context) noexcept { context_ = std::move(context); }
 
 private:
     std::shared_ptr<tls_context> context_;
     transport_factory& inner_;
     std::string server_name_;
 };
+
+// Whether this kernel offers kernel TLS (the `tls` upper-layer protocol on a TCP socket), asked of it on a loopback
+// connection: one line for a person, that also says what hotpath does about it. Sessions here encrypt in user space
+// (memory BIOs, whatever the kernel offers).
+std::string kernel_tls_status();
 
 } // namespace hotpath::net
 

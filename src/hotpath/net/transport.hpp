@@ -33,6 +33,9 @@ public:
     virtual void on_transport_written(std::error_code error) = 0;
     // The transport closed and has nothing in flight: the owner may now destroy it.
     virtual void on_transport_closed() = 0;
+    // A transport with a handshake of its own (TLS) finished it: what is written now goes out, data may follow.
+    // Called once, before any data; never by a transport without a handshake. The owner times or counts it.
+    virtual void on_transport_ready() {}
 
 protected:
     ~transport_owner() = default;

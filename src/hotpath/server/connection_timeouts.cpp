@@ -64,6 +64,8 @@ connection_timeouts::expired connection_timeouts::check(const http::limits& limi
     switch (waiting_) {
     case waiting::none:
         return expired::nothing;
+    case waiting::handshake:
+        return now >= deadline_ ? expired::handshake : expired::nothing;
     case waiting::headers:
         return now >= deadline_ ? expired::headers : expired::nothing;
     case waiting::idle:

@@ -17,6 +17,7 @@ class connection_timeouts {
 public:
     enum class waiting : std::uint8_t {
         none,      // a handler runs, or responses are being written (the response rate covers that time)
+        handshake, // a TLS handshake: limits.tls_handshake_timeout from the accept
         headers,   // the rest of a request head: limits.request_headers_timeout
         idle,      // the next request on a kept-alive connection: limits.keep_alive_timeout
         body_rate, // a request body: limits.min_body_bytes_per_second after limits.min_body_rate_grace
@@ -25,6 +26,7 @@ public:
     enum class expired : std::uint8_t {
         nothing,
         response_rate, // the client stopped taking its responses
+        handshake,
         headers,
         idle,
         body_rate,
@@ -39,6 +41,11 @@ public:
     void wait_headers(const http::limits& limits, net::clock::time_point now) noexcept {
         waiting_ = waiting::headers;
         deadline_ = now + limits.request_headers_timeout;
+    }
+    // A TLS connection waits for its handshake first; then its first head (wait_headers).
+    void wait_handshake(const http::limits& limits, net::clock::time_point now) noexcept {
+        waiting_ = waiting::handshake;
+        deadline_ = now + limits.tls_handshake_timeout;
     }
     void wait_idle(const http::limits& limits, net::clock::time_point now) noexcept {
         waiting_ = waiting::idle;

@@ -309,6 +309,7 @@ void write_metrics(request& req, response& res) {
     std::uint64_t idle_timeouts = 0;
     std::uint64_t received = 0;
     std::uint64_t sent = 0;
+    std::uint64_t tls[5] = {}; // handshakes, resumed, failures, timeouts, refused
     for (const auto& w : loops) {
         const loop_stats& s = w->stats;
         dispatched += s.requests.get();
@@ -327,6 +328,11 @@ void write_metrics(request& req, response& res) {
         idle_timeouts += s.idle_timeouts.get();
         received += s.bytes_received.get();
         sent += s.bytes_sent.get();
+        tls[0] += s.tls_handshakes.get();
+        tls[1] += s.tls_resumed.get();
+        tls[2] += s.tls_failures.get();
+        tls[3] += s.tls_timeouts.get();
+        tls[4] += s.tls_refused.get();
     }
     // Read at slightly different moments per counter: never below zero.
     const std::uint64_t in_flight = dispatched > finished ? dispatched - finished : 0;
@@ -366,6 +372,18 @@ void write_metrics(request& req, response& res) {
                    here.log->written());
         out.single("hotpath_access_log_dropped_total", "Access log lines dropped: the writer fell behind",
                    metrics::metric_type::counter, here.log->dropped());
+    }
+    if (here.tls != nullptr) {
+        out.family("hotpath_tls_handshakes_total",
+                   "TLS handshakes by how they ended: full or resumed (done), failed (a protocol error or a refused "
+                   "certificate), timeout (past the handshake timeout), refused (closed at once over the handshakes in "
+                   "progress allowed per loop)",
+                   metrics::metric_type::counter);
+        out.sample("hotpath_tls_handshakes_total", {{"result", "full"}}, tls[0] - std::min(tls[0], tls[1]));
+        out.sample("hotpath_tls_handshakes_total", {{"result", "resumed"}}, tls[1]);
+        out.sample("hotpath_tls_handshakes_total", {{"result", "failed"}}, tls[2]);
+        out.sample("hotpath_tls_handshakes_total", {{"result", "timeout"}}, tls[3]);
+        out.sample("hotpath_tls_handshakes_total", {{"result", "refused"}}, tls[4]);
     }
     out.single("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
                metrics::metric_type::counter, pauses);

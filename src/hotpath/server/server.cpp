@@ -23,11 +23,14 @@ namespace hotpath {
 
 namespace {
 
+// SIGINT and SIGTERM stop; SIGHUP reloads (server::wait_for_stop_signal). Blocked in every thread of the server,
+// so that only the waiting one takes them.
 sigset_t stop_signals() noexcept {
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGHUP);
     return signals;
 }
 
@@ -57,6 +60,7 @@ struct server::impl {
     std::atomic<std::size_t> open_connections{0};
     std::atomic<std::int64_t> drain_deadline_ns{0}; // steady_clock, set by stop(); 0 before
     std::unique_ptr<access_log> log;                // before the workers: outlives their connections
+    std::shared_ptr<net::tls_context> tls;          // with options.tls: the context new handshakes use
     std::vector<std::unique_ptr<worker>> workers;
     std::vector<std::thread> threads;
     std::uint16_t port = 0;
@@ -174,7 +178,25 @@ server::~server() {
     }
 }
 
-result<void> server::start() {
+namespace {
+
+// The server's TLS context from its options: the chain and key read now, so that a bad file is told at start.
+result<std::shared_ptr<net::tls_context>, problem> make_tls_context(const server_tls_options& o) {
+    if (o.min_version != "1.2" && o.min_version != "1.3") {
+        return problem{errc::invalid_value, "the lowest TLS version is 1.2 or 1.3, not '" + o.min_version + "'"};
+    }
+    net::tls_server_options t;
+    t.cert_file = o.cert_file;
+    t.key_file = o.key_file;
+    t.min_version = o.min_version == "1.3" ? net::tls_1_3 : net::tls_1_2;
+    t.alpn = o.alpn;
+    t.client_ca_file = o.client_ca_file;
+    return net::tls_context::server(t);
+}
+
+} // namespace
+
+result<void, problem> server::start() {
     auto& s = *impl_;
     if (s.started) {
         return {};
@@ -185,17 +207,25 @@ result<void> server::start() {
     }
     const auto address = net::resolve_listen_address(s.options.address);
     if (!address) {
-        return address.error();
+        return problem(address.error());
     }
     // The first loop's ring decides: without io_uring here, `auto` falls back to epoll on every loop.
     s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
     s.latency_bounds_ns = metrics::latency_bounds_ns(s.options.latency_objectives);
+    if (s.options.tls.enabled()) {
+        auto made = make_tls_context(s.options.tls);
+        if (!made) {
+            return std::move(made).error();
+        }
+        s.tls = std::move(*made);
+    }
     if (!s.options.access_log.empty()) {
         auto opened = access_log::open(s.options.access_log, s.options.access_log_format, s.routes, n,
                                        s.options.access_log_records);
         if (!opened) {
-            return opened.error();
+            return problem(opened.error(),
+                           "cannot open the access log " + s.options.access_log + ": " + opened.error().message());
         }
         s.log = std::move(*opened);
     }
@@ -213,12 +243,17 @@ result<void> server::start() {
             if (i > 0 || s.options.io == io_backend::uring) {
                 s.workers.clear();
                 s.log.reset();
-                return std::make_error_code(std::errc::function_not_supported);
+                return problem(std::make_error_code(std::errc::function_not_supported),
+                               "io_uring is not available here (--io epoll, or auto, works without it)");
             }
             s.use_uring = false;
         }
         if (!s.use_uring) {
             w->loop.disable_ring(); // clients used by handlers follow the server's choice
+        }
+        if (s.tls) {
+            w->tls = std::make_unique<net::tls_transports>(s.tls, *w->transports);
+            w->transports = w->tls.get();
         }
         // The first loop claims the port, so that one held by any other socket is refused; the others join it.
         auto l = net::listener::open(w->loop, *address, port, s.options.backlog,
@@ -226,7 +261,7 @@ result<void> server::start() {
         if (!l) {
             s.workers.clear();
             s.log.reset();
-            return l.error();
+            return problem(l.error());
         }
         port = (*l)->port();
         w->listener = std::move(*l);
@@ -278,7 +313,24 @@ const std::string& server::address() const noexcept {
 }
 
 std::string server::url() const {
-    return "http://" + net::host_port(impl_->address, impl_->port);
+    return (impl_->tls ? "https://" : "http://") + net::host_port(impl_->address, impl_->port);
+}
+
+result<void, problem> server::reload_tls() {
+    auto& s = *impl_;
+    if (!s.tls) {
+        return problem{errc::invalid_value, "the server does not serve TLS"};
+    }
+    auto made = make_tls_context(s.options.tls);
+    if (!made) {
+        return std::move(made).error(); // the running context stays
+    }
+    s.tls = *made;
+    for (auto& w : s.workers) {
+        worker* wp = w.get();
+        wp->loop.post([wp, context = *made] { wp->tls->set_context(context); });
+    }
+    return {};
 }
 
 io_backend server::io() const noexcept {
@@ -327,13 +379,37 @@ void server::wait_for_stop_signal() {
     const sigset_t signals = stop_signals();
     // Blocked before waiting: a signal left unblocked here would end the process instead of reaching sigwait.
     pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+    sigset_t waited = signals;
+    const auto& o = impl_->options;
+    const bool reloads = impl_->tls != nullptr || o.on_reload;
+    if (!reloads) {
+        sigdelset(&waited, SIGHUP); // blocked, and left pending: nothing to reload
+    }
+    const auto say = [&o](const std::string& line) {
+        if (o.log_line) {
+            o.log_line(line);
+        } else {
+            std::fprintf(stderr, "%s\n", line.c_str());
+        }
+    };
     int received = 0;
-    sigwait(&signals, &received);
+    while (sigwait(&waited, &received) == 0 && received == SIGHUP) {
+        if (impl_->tls != nullptr) {
+            if (auto reloaded = reload_tls(); reloaded) {
+                say("hotpath: SIGHUP: reloaded the TLS certificate " + o.tls.cert_file + " for new connections");
+            } else {
+                say("hotpath: SIGHUP: kept the running TLS certificate: " + reloaded.error().message);
+            }
+        }
+        if (o.on_reload) {
+            o.on_reload();
+        }
+    }
     stop();
     wait();
 }
 
-result<void> server::run_until_signal(const std::function<void(const server&)>& on_started) {
+result<void, problem> server::run_until_signal(const std::function<void(const server&)>& on_started) {
     block_stop_signals();
     if (auto started = start(); !started) {
         return started;
@@ -366,6 +442,11 @@ server_stats server::stats() const noexcept {
         total.response_timeouts += s.response_timeouts.get();
         total.idle_timeouts += s.idle_timeouts.get();
         total.accept_pauses += s.accept_pauses.get();
+        total.tls_handshakes += s.tls_handshakes.get();
+        total.tls_resumed += s.tls_resumed.get();
+        total.tls_failures += s.tls_failures.get();
+        total.tls_timeouts += s.tls_timeouts.get();
+        total.tls_refused += s.tls_refused.get();
         total.request_states_made += s.request_states_made.get();
         total.request_states_freed += s.request_states_freed.get();
     }

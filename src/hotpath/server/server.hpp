@@ -24,6 +24,18 @@ enum class log_line_format : std::uint8_t {
     common, // the Common Log Format of Apache and nginx: host ident user [time] "request line" status bytes
 };
 
+// HTTPS: the server's certificate and what it accepts. Off while cert_file is empty.
+struct server_tls_options {
+    std::string cert_file;           // PEM: the certificate chain, leaf first
+    std::string key_file;            // PEM: its private key
+    std::string min_version = "1.2"; // the lowest TLS version accepted: "1.2" or "1.3"
+    std::string client_ca_file;      // mutual TLS: clients must present a certificate issued by these roots (PEM)
+    // Offered by ALPN, in order of preference; a client that offers none of them goes on without ALPN.
+    std::vector<std::string> alpn{"http/1.1"};
+
+    bool enabled() const noexcept { return !cert_file.empty() || !key_file.empty(); }
+};
+
 struct server_options {
     // An IPv4 or IPv6 address ("127.0.0.1", "::1", "0.0.0.0", "::"), or a host name that start() resolves to its
     // first address ("localhost"); see net::resolve_listen_address.
@@ -52,7 +64,12 @@ struct server_options {
     std::string access_log;
     log_line_format access_log_format = log_line_format::json;
     std::size_t access_log_records = 4096;
-    // Where stall lines go; stderr when empty. Called on the watchdog's thread.
+    // HTTPS on every loop, with limits.tls_handshake_timeout and limits.max_tls_handshakes (see server_tls_options).
+    server_tls_options tls;
+    // Called on SIGHUP by wait_for_stop_signal(), after the TLS certificate is reloaded (a service's own data).
+    std::function<void()> on_reload;
+    // Where stall lines go, and the lines of a reload; stderr when empty. Called on the watchdog's thread (a stall)
+    // or the one waiting for signals.
     std::function<void(const std::string& line)> log_line;
 };
 
@@ -65,19 +82,27 @@ public:
     server(const server&) = delete;
     server& operator=(const server&) = delete;
 
-    // Binds and starts the loops. Errors are values and nothing is left running: std::errc::address_in_use when
-    // another socket holds the port (another process's, hotpath or not: the loops of this server share it, no one
-    // else does), errc::invalid_address or errc::resolve_failed for options.address.
-    result<void> start();
+    // Binds and starts the loops. Errors are values, with a line for a person, and nothing is left running:
+    // std::errc::address_in_use when another socket holds the port (another process's, hotpath or not: the loops
+    // of this server share it, no one else does), errc::invalid_address or errc::resolve_failed for
+    // options.address, errc::invalid_value for a TLS certificate or key that cannot be used (the line says which
+    // and why).
+    result<void, problem> start();
     // The bound port (after start).
     std::uint16_t port() const noexcept;
     // The bound IP address as text, e.g. "127.0.0.1" or "::1" (after start; options.address once resolved).
     const std::string& address() const noexcept;
-    // Where clients reach the server: "http://127.0.0.1:8080", "http://[::1]:8080" (after start; allocates).
+    // Where clients reach the server: "http://127.0.0.1:8080", "http://[::1]:8080", "https://..." over TLS
+    // (after start; allocates).
     std::string url() const;
     unsigned threads() const noexcept;
     // The backend in use after start(): uring or epoll.
     io_backend io() const noexcept;
+
+    // Reads options.tls's certificate and key files again (renewed in place) and has new handshakes use them;
+    // connections open go on with the ones they began with, none is dropped (nginx's reload). Any thread, after
+    // start(). On an error the running certificate stays and the line says why.
+    result<void, problem> reload_tls();
 
     // Graceful stop, callable from any thread, once or more: stop accepting, close idle connections, let
     // in-flight requests finish (their responses say "Connection: close") within limits.drain_timeout, then
@@ -86,22 +111,23 @@ public:
     // Blocks until every loop has ended.
     void wait();
 
-    // Stop signals. The loops never take SIGINT or SIGTERM: start() runs them with both blocked, so that a signal
-    // sent to the process goes to a thread that waits for it or, with none, ends the process as it would without
+    // Stop signals. The loops never take SIGINT, SIGTERM or SIGHUP: start() runs them with all three blocked, so
+    // that a signal sent to the process goes to a thread that waits for it or, with none, acts as it would without
     // a server. The simplest safe way is run_until_signal(); start() then wait_for_stop_signal() is safe too.
 
-    // Blocks SIGINT and SIGTERM in the calling thread (and the threads it starts later). Optional: call it before
-    // start() only to keep a signal that arrives between start() and wait_for_stop_signal(), which would
+    // Blocks SIGINT, SIGTERM and SIGHUP in the calling thread (and the threads it starts later). Optional: call it
+    // before start() only to keep a signal that arrives between start() and wait_for_stop_signal(), which would
     // otherwise end the process at once.
     static void block_stop_signals() noexcept;
-    // Blocks SIGINT and SIGTERM in the calling thread (they stay blocked), waits for one, then stop() and wait():
-    // the graceful drain.
+    // Blocks the three in the calling thread (they stay blocked) and waits: SIGINT or SIGTERM stops and waits (the
+    // graceful drain); SIGHUP reloads the TLS certificate (reload_tls) and calls options.on_reload, each saying
+    // what it did in a line, then waits again. With neither TLS nor on_reload, a SIGHUP is left pending, unheeded.
     void wait_for_stop_signal();
     // block_stop_signals(), start(), on_started(*this) on the calling thread once the port is bound (to learn
     // port() or url() when port 0 was asked for), then wait_for_stop_signal(). Prints nothing; the caller
     // reports. Returns start()'s error without calling on_started; what on_started throws propagates (the
     // server is then stopped by its destructor).
-    result<void> run_until_signal(const std::function<void(const server&)>& on_started = {});
+    result<void, problem> run_until_signal(const std::function<void(const server&)>& on_started = {});
 
     server_stats stats() const noexcept;
 

@@ -32,9 +32,15 @@ server_connection::server_connection(worker& owner, int fd, bool refuse)
       timeouts_(owner.options.limits, owner.loop.now()) {
     owner_.link(*this);
     owner_.stats.connections_accepted.add();
+    if (owner_.tls != nullptr) {
+        handshaking_ = true;
+        ++owner_.handshakes;
+        timeouts_.wait_handshake(owner_.options.limits, owner_.loop.now());
+    }
 }
 
 server_connection::~server_connection() {
+    handshake_over();
     release_state();
     owner_.stats.connections_closed.add();
     owner_.unlink(*this);
@@ -143,8 +149,38 @@ void server_connection::on_transport_data(std::string_view bytes) {
     }
 }
 
-void server_connection::on_transport_end(std::error_code) {
+void server_connection::handshake_over() noexcept {
+    if (handshaking_) {
+        handshaking_ = false;
+        --owner_.handshakes;
+    }
+}
+
+void server_connection::on_transport_ready() {
+    if (!handshaking_) {
+        return;
+    }
+    handshake_over();
+    owner_.stats.tls_handshakes.add();
+    if (const auto* tls = dynamic_cast<const net::tls_transport*>(transport_.get()); tls != nullptr && tls->resumed()) {
+        owner_.stats.tls_resumed.add();
+    }
+    if (!closed_ && timeouts_.what() == connection_timeouts::waiting::handshake) {
+        timeouts_.wait_headers(owner_.options.limits, owner_.loop.now());
+    }
+}
+
+void server_connection::on_transport_end(std::error_code error) {
     if (closed_) {
+        return;
+    }
+    if (handshaking_) {
+        // The handshake failed, or the peer left before its end: nothing to answer.
+        handshake_over();
+        if (error && error != make_error_code(errc::closed)) {
+            owner_.stats.tls_failures.add();
+        }
+        close();
         return;
     }
     peer_ended_ = true;
@@ -648,6 +684,10 @@ void server_connection::on_tick(net::clock::time_point now) {
     case connection_timeouts::expired::response_rate:
         // The client stopped taking its responses: nothing more can be said to it.
         owner_.stats.response_timeouts.add();
+        close();
+        return;
+    case connection_timeouts::expired::handshake:
+        owner_.stats.tls_timeouts.add();
         close();
         return;
     case connection_timeouts::expired::headers:

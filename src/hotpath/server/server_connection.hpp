@@ -71,6 +71,8 @@ private:
     void on_transport_end(std::error_code error) override;
     void on_transport_written(std::error_code error) override;
     void on_transport_closed() override;
+    void on_transport_ready() override;
+    void handshake_over() noexcept;
 
     void do_process();
     bool do_head();
@@ -115,6 +117,7 @@ private:
     bool continue_sent_ = false;
     bool refuse_ = false;          // over limits.max_connections: 503 and close
     bool handler_counted_ = false; // counted in owner_.handlers_running
+    bool handshaking_ = false;     // over TLS, until the handshake is done: counted in owner_.handshakes
 
     task<void> handler_task_;
 

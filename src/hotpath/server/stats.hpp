@@ -26,7 +26,15 @@ struct loop_stats {
     counter response_timeouts; // responses taken below limits.min_response_bytes_per_second: closed
     // Not a fault: an idle keep-alive connection closed after limits.keep_alive_timeout.
     counter idle_timeouts;
-    counter accept_pauses;  // accepting paused: out of file descriptors or kernel memory
+    counter accept_pauses; // accepting paused: out of file descriptors or kernel memory
+    // Over TLS: handshakes completed (resumed among them), failed (a protocol error, a refused certificate; not a
+    // peer that left before its end), cut by limits.tls_handshake_timeout, and connections closed at once over
+    // limits.max_tls_handshakes.
+    counter tls_handshakes;
+    counter tls_resumed;
+    counter tls_failures;
+    counter tls_timeouts;
+    counter tls_refused;
     counter bytes_received; // request bytes as they arrived, framing included
     counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
@@ -53,6 +61,11 @@ struct server_stats {
     std::uint64_t response_timeouts = 0;
     std::uint64_t idle_timeouts = 0; // idle keep-alive connections closed (not counted in timeouts)
     std::uint64_t accept_pauses = 0;
+    std::uint64_t tls_handshakes = 0;       // over TLS: handshakes completed
+    std::uint64_t tls_resumed = 0;          // of them, resumed sessions
+    std::uint64_t tls_failures = 0;         // handshakes that failed
+    std::uint64_t tls_timeouts = 0;         // cut at limits.tls_handshake_timeout
+    std::uint64_t tls_refused = 0;          // connections closed at once over limits.max_tls_handshakes
     std::uint64_t request_states_made = 0;  // request states allocated by the loops' pools
     std::uint64_t request_states_freed = 0; // and freed (trimmed, or too grown to keep)
     std::uint64_t access_log_lines = 0;     // with server_options.access_log: lines written

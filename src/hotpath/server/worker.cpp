@@ -8,6 +8,13 @@
 namespace hotpath {
 
 server_connection* worker::accept(int fd) {
+    if (tls != nullptr && options.limits.max_tls_handshakes != 0 && handshakes >= options.limits.max_tls_handshakes) {
+        stats.tls_refused.add();
+        if (fd >= 0) {
+            ::close(fd);
+        }
+        return nullptr;
+    }
     // The place is taken before the check, so loops accepting at the same moment cannot together pass
     // limits.max_connections; the connection gives it back when destroyed. Over the limit, a connection is still
     // taken to answer its first request 503 (with Retry-After) and close; past a margin above it (a tenth and 16:

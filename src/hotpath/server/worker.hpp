@@ -5,6 +5,7 @@
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/stack_sampler.hpp>
 #include <hotpath/net/timer.hpp>
+#include <hotpath/net/tls.hpp>
 #include <hotpath/net/transport.hpp>
 #include <hotpath/server/metrics.hpp>
 #include <hotpath/server/request_state.hpp>
@@ -64,8 +65,11 @@ struct worker {
     const std::atomic<std::int64_t>* drain_deadline_ns = nullptr;
 
     // What this loop's connections get their transports from: sockets on the loop's backend, unless a test gives
-    // an in-memory pair (tests/support/memory_transport.hpp). TLS: TODO(#27).
+    // an in-memory pair (tests/support/memory_transport.hpp); with server_options.tls, TLS sessions over them
+    // (`tls`, this loop's own, so that a reload swaps its context on the loop's thread).
     net::transport_factory* transports = &net::socket_transports();
+    std::unique_ptr<net::tls_transports> tls;
+    std::size_t handshakes = 0; // TLS handshakes in progress on this loop, for limits.max_tls_handshakes
 
     bool draining = false;
     net::timer drain_timer; // fires at the drain's deadline; declared after loop: destroyed first
