@@ -21,6 +21,7 @@ namespace {
 struct lab_command_options {
     lab::lab_options run;
     lab::diagnose_options diagnose;
+    tls_flags diagnose_tls; // https://: for the load and every scrape
     std::string compare_old, compare_new, compare_html;
     std::string which; // the case named on the command line; none: list the cases
 };
@@ -70,7 +71,9 @@ runner define_lab(CLI::App& cmd) {
     });
     when_chosen(*diagnose, [o](CLI::App& c) {
         auto& d = o->diagnose;
-        c.add_option("url", d.url, "The service: http://HOST:PORT[/path] (the path is what --load sends)")->required();
+        c.add_option("url", d.url, "The service: http[s]://HOST:PORT[/path] (the path is what --load sends)")
+            ->required();
+        o->diagnose_tls.add_to(c);
         c.add_option("-d,--duration", d.duration, "How long to watch, or to load")->capture_default_str();
         c.add_flag("--load", d.load, "Send load for --duration (closed model, 10 connections unless -c or --rate)");
         c.add_option("-c,--connections", d.load_with.connections, "Load: connections (implies --load)")
@@ -99,6 +102,7 @@ runner define_lab(CLI::App& cmd) {
     });
     return [o, diagnose, compare]() -> int {
         if (diagnose->parsed()) {
+            o->diagnose.load_with.tls = o->diagnose_tls.apply();
             return lab::run_diagnose(o->diagnose, stdout, stderr);
         }
         if (compare->parsed()) {

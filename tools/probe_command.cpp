@@ -20,9 +20,11 @@ struct probe_flags {
     std::string method;
     std::string body;
     bool json = false;
+    tls_flags tls;
 
     void add_to(CLI::App& cmd) {
-        cmd.add_option("url", o.url, "Target, http://host[:port]/path")->required();
+        cmd.add_option("url", o.url, "Target, http[s]://host[:port]/path")->required();
+        tls.add_to(cmd);
         cmd.add_option("-n,--requests", o.requests, "Requests, one after another; several give min/median/p95/max")
             ->default_str("1")
             ->check(not_negative())
@@ -55,6 +57,7 @@ int run_probe(probe_flags& flags, const CLI::App& cmd) {
                        flags.body, cmd.count("--method") > 0 ? flags.method : "POST");
         }
     }
+    flags.o.tls = flags.tls.apply();
     auto planned = probe::make_plan(flags.o);
     if (!planned) {
         fmt::print(stderr, "hotpath: {}\n", planned.error().message);

@@ -262,6 +262,7 @@ runner define_serve(CLI::App& serve_cmd) {
         std::string strategy = "sequential";
         std::string timeout = "10s";
         std::string lifetime = "5m";
+        bool upstream_insecure = false;
     };
     auto agg = std::make_shared<aggregator_text>();
     add(
@@ -283,6 +284,11 @@ runner define_serve(CLI::App& serve_cmd) {
                          "Pooled connections to the upstream per loop")
                 ->capture_default_str()
                 ->check(CLI::Range(std::size_t{1}, std::size_t{65535}));
+            c.add_option("--upstream-cacert", agg->options.client.tls.ca_file,
+                         "https:// upstream: trust these roots (PEM) instead of the system's")
+                ->check(CLI::ExistingFile);
+            c.add_flag("--upstream-insecure", agg->upstream_insecure,
+                       "https:// upstream: do not verify its certificate (a test server's self-signed one)");
             c.add_option("--connection-lifetime", agg->lifetime,
                          "Pooled connections are retired after this (PooledConnectionLifetime)")
                 ->capture_default_str();
@@ -300,6 +306,7 @@ runner define_serve(CLI::App& serve_cmd) {
             } else {
                 agg->options.timeout = *timeout;
                 agg->options.client.connection_lifetime = *lifetime;
+                agg->options.client.tls.verify = !agg->upstream_insecure;
                 why = apps::check_aggregator_options(agg->options);
             }
             if (!why.empty()) {

@@ -98,14 +98,5 @@ TEST(url_test, refuses_what_cannot_be_sent_and_says_why) {
     }
 }
 
-TEST(url_test, plain_http_is_required_until_tls) {
-    EXPECT_TRUE(parse_request_url("http://h/").has_value());
-    EXPECT_EQ(parse_request_url("ftp://h/").error().code, errc::invalid_url);
-    const auto refused = parse_request_url("https://h/x");
-    ASSERT_FALSE(refused.has_value());
-    EXPECT_EQ(refused.error().code, errc::not_supported);
-    EXPECT_NE(refused.error().message.find("https://h/x"), std::string::npos);
-}
-
 } // namespace
 } // namespace hotpath::http

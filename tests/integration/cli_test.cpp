@@ -130,7 +130,8 @@ TEST(cli_test, bad_usage_exits_2_with_one_line) {
              {"serve", "platform", "--max-body-bytes", "-1"},
              {"serve", "platform", "--threads", "5000"},
              {"serve", "aggregator", "--strategy", "parallel"},
-             {"serve", "aggregator", "--upstream", "https://127.0.0.1:5176"},
+             {"serve", "aggregator", "--upstream", "https://127.0.0.1:5176", "--upstream-cacert",
+              HOTPATH_SOURCE_DIR "/README.md"}, // not PEM
              {"serve", "aggregator", "--timeout", "soon"},
              {"serve", "aggregator", "--calls", "0"},
              {"serve", "weather", "--delay", "x"},

@@ -182,7 +182,8 @@ TEST(probe_cli_test, a_port_nobody_listens_on_is_refused_exit_4) {
 TEST(probe_cli_test, bad_usage_exits_2_with_one_line) {
     const std::string ok = "http://127.0.0.1:1/";
     for (const auto& [args, expected] : std::vector<std::pair<std::vector<std::string>, std::string>>{
-             {{"https://127.0.0.1/"}, "https:// is not supported yet"},
+             {{"https://127.0.0.1:1/", "--tls-min", "1.1"}, "--tls-min"},
+             {{"https://127.0.0.1:1/", "--cacert", HOTPATH_SOURCE_DIR "/README.md"}, "--cacert"},
              {{"127.0.0.1:8080/"}, "must start with http:// or https://"},
              {{"http://127.0.0.1:99999/"}, "bad port"},
              {{"http:///path"}, "the URL has no host"},

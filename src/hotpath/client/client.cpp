@@ -50,7 +50,7 @@ client::~client() {
 }
 
 std::error_code client::check_url(std::string_view url) {
-    return http::parse_request_url(url).error().code;
+    return http::parse_url(url).error().code;
 }
 
 const client_options& client::options() const noexcept {
@@ -84,8 +84,13 @@ task<result<client_response>> client::send(client_request request, call_options 
     if (!target) {
         co_return target.error().code;
     }
+    std::shared_ptr<net::tls_context> tls;
     if (target->tls()) {
-        co_return make_error_code(errc::not_supported); // TODO(#27): TLS
+        auto made = tls_context_of(*shared_);
+        if (!made) {
+            co_return made.error();
+        }
+        tls = std::move(*made);
     }
     const std::string authority = target->authority();
     if (!http::is_token(request.method)) {
@@ -97,7 +102,7 @@ task<result<client_response>> client::send(client_request request, call_options 
         }
     }
     loop_pools& pools = loop_pools::of(shared_, *loop);
-    host_pool& pool = pools.pool_for(target->host, target->port, authority);
+    host_pool& pool = pools.pool_for(target->host, target->port, authority, std::move(tls));
     downstream_metrics& counters = pool.metrics();
     const client_options& o = pools.options;
 

@@ -6,6 +6,7 @@
 #include <hotpath/core/result.hpp>
 #include <hotpath/core/task.hpp>
 #include <hotpath/http/limits.hpp>
+#include <hotpath/net/tls_options.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -38,6 +39,10 @@ struct client_options {
     std::uint64_t max_response_bytes = 64ull * 1024 * 1024;
     // Response head limits (bytes, field count) for the shared parser.
     http::limits limits;
+    // https:// URLs: the server's certificate verified against the system's roots (or ca_file) and its name, unless
+    // verify is false; a client certificate for mutual TLS; sessions resumed on new connections. The server name is
+    // the URL's host unless server_name is given. A certificate refused fails the call with its net::tls_errc.
+    net::tls_client_options tls;
 };
 
 // A name for a kind of call in the client's metrics, made once by client::route (at set-up, not per call): the
@@ -91,8 +96,9 @@ struct client_stats {
 // so a call never leaves the loop it was awaited on. Calls are coroutines: `co_await c.get(url)` on an event
 // loop thread (server handler, load worker, or a loop of your own). Expected failures are values in the
 // result (errc: refused, reset, connect_timeout, timeout, malformed_response, response_too_large,
-// invalid_url, resolve_failed, cancelled, closed; not_supported for an https:// URL until TLS lands); nothing
-// throws but allocation failure.
+// invalid_url, resolve_failed, cancelled, closed; over https:// a net::tls_errc for a certificate refused or a
+// failed handshake, errc::invalid_value when client_options::tls names files that cannot be used); nothing throws
+// but allocation failure.
 //
 // Retries (RFC 9110 §9.2.2, the rule of Go's transport). A pooled connection may have been closed by the peer
 // just as a request goes out. When a request on a reused connection fails with errc::closed or errc::reset
@@ -123,7 +129,7 @@ public:
     template <typename T>
     task<result<T>> get_json(std::string url, call_options options = {});
 
-    // Whether `url` is one send() accepts: success, errc::invalid_url, or errc::not_supported (https://).
+    // Whether `url` is one send() accepts (http:// or https://): success or errc::invalid_url.
     static std::error_code check_url(std::string_view url);
 
     const client_options& options() const noexcept;

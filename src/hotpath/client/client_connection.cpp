@@ -73,7 +73,7 @@ void client_connection::on_connected(int fd, std::error_code ec) {
         return;
     }
     counters.connections_opened.add();
-    transport_ = pool_.owner().transports->make(loop_, fd, *this);
+    transport_ = pool_.transports().make(loop_, fd, *this);
     created_ = net::clock::now();
     phase_ = phase::leased;
     transport_->start_reading();

@@ -43,6 +43,24 @@ call_error kind_of(std::error_code e) noexcept {
 shared_state::shared_state(client_options o)
     : metrics::source(&write_client_metrics), options(std::move(o)), bounds_ns(metrics::latency_bounds_ns()) {}
 
+result<std::shared_ptr<net::tls_context>> tls_context_of(shared_state& s) {
+    const std::lock_guard lock(s.mutex);
+    if (!s.tls_made) {
+        s.tls_made = true;
+        net::tls_client_options o = s.options.tls;
+        o.alpn = {"http/1.1"};
+        if (auto made = net::tls_context::client(o)) {
+            s.tls = std::move(*made);
+        } else {
+            s.tls_error = made.error().code;
+        }
+    }
+    if (s.tls == nullptr) {
+        return s.tls_error;
+    }
+    return s.tls;
+}
+
 std::string_view route_name(const shared_state& s, std::size_t id) {
     if (id == 0) {
         return "";

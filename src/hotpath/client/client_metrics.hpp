@@ -8,6 +8,7 @@
 #include <hotpath/metrics/gauge.hpp>
 #include <hotpath/metrics/source.hpp>
 #include <hotpath/net/loop.hpp>
+#include <hotpath/net/tls.hpp>
 
 #include <array>
 #include <cstdint>
@@ -89,6 +90,10 @@ struct loop_metrics {
 
 // What a client shares with its loops: the options, whether it still exists, and every loop's metrics. It is the
 // client's metrics::source too, so a page that exposes it keeps the figures readable after the client is gone.
+// The client's TLS context (made once, on first use), or the error that prevents it.
+struct shared_state;
+result<std::shared_ptr<net::tls_context>> tls_context_of(shared_state& s);
+
 struct shared_state final : metrics::source {
     explicit shared_state(client_options o);
     client_options options;
@@ -101,6 +106,11 @@ struct shared_state final : metrics::source {
     std::deque<loop_metrics> loops;
     // Route names by client_route id - 1 (id 0: unnamed calls); the last possible id is the overflow, "(other)".
     std::vector<std::string> route_names;
+    // https://: the context of options.tls, made on the first call to an https URL (under `mutex`), or why it could
+    // not be (a CA or certificate file that cannot be used: every https call then fails with it).
+    std::shared_ptr<net::tls_context> tls;
+    std::error_code tls_error;
+    bool tls_made = false;
 };
 
 // A registered route's label: "" for unnamed calls, "(other)" past client_route::max_named.

@@ -60,13 +60,14 @@ loop_pools& loop_pools::of(const std::shared_ptr<shared_state>& s, net::loop& l)
     return static_cast<loop_pools&>(l.set_local(s.get(), std::make_unique<loop_pools>(s, l)));
 }
 
-host_pool& loop_pools::pool_for(const std::string& host, std::uint16_t port, const std::string& host_field) {
+host_pool& loop_pools::pool_for(const std::string& host, std::uint16_t port, const std::string& host_field,
+                                std::shared_ptr<net::tls_context> tls) {
     for (auto& p : hosts_) {
-        if (p->port() == port && p->host() == host) {
+        if (p->port() == port && p->host() == host && p->tls() == (tls != nullptr)) {
             return *p;
         }
     }
-    hosts_.push_back(std::make_unique<host_pool>(*this, host, port, host_field));
+    hosts_.push_back(std::make_unique<host_pool>(*this, host, port, host_field, std::move(tls)));
     return *hosts_.back();
 }
 
@@ -204,9 +205,15 @@ downstream_metrics& add_downstream(shared_state& s, loop_metrics& l, std::string
 
 } // namespace
 
-host_pool::host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field)
+host_pool::host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field,
+                     std::shared_ptr<net::tls_context> tls)
     : owner_(owner), metrics_(add_downstream(*owner.shared, owner.metrics, downstream_name(host, port))),
-      host_(std::move(host)), port_(port), host_field_(std::move(host_field)) {}
+      host_(std::move(host)), port_(port), host_field_(std::move(host_field)) {
+    if (tls != nullptr) {
+        const std::string& name = owner.options.tls.server_name.empty() ? host_ : owner.options.tls.server_name;
+        tls_ = std::make_unique<net::tls_transports>(std::move(tls), *owner.transports, name);
+    }
+}
 
 host_pool::~host_pool() {
     // The figures outlive the pool (a scrape may come later): what is gone is no longer open, idle or waiting.

@@ -5,6 +5,7 @@
 #include <hotpath/client/client_metrics.hpp>
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/timer.hpp>
+#include <hotpath/net/tls.hpp>
 #include <hotpath/net/transport.hpp>
 
 #include <algorithm>
@@ -84,7 +85,9 @@ struct loop_pools final : net::loop_local {
     // This loop's pools of `s`, created on first use. Call on a loop thread.
     static loop_pools& of(const std::shared_ptr<shared_state>& s, net::loop& l);
 
-    host_pool& pool_for(const std::string& host, std::uint16_t port, const std::string& host_field);
+    // `tls`: the client's TLS context for an https:// URL (null for http://): its pools are apart from http://'s.
+    host_pool& pool_for(const std::string& host, std::uint16_t port, const std::string& host_field,
+                        std::shared_ptr<net::tls_context> tls = nullptr);
 
     // Deadlines: `c` ends with `why` at `at` unless it finishes first. Re-tracking moves it.
     void track(call_state& c, net::clock::time_point at, std::error_code why);
@@ -99,7 +102,8 @@ struct loop_pools final : net::loop_local {
     const client_options& options;
     net::loop& loop;
     loop_metrics& metrics; // this loop's, kept in `shared` (a scrape may read them after the loop is gone)
-    // What this loop's connections get their transports from: sockets on the loop's backend. TLS: TODO(#27).
+    // What this loop's connections get their transports from: sockets on the loop's backend (over which an
+    // https:// host's pool makes TLS sessions).
     net::transport_factory* transports = &net::socket_transports();
 
 private:
@@ -124,9 +128,13 @@ private:
 // or opening, and the FIFO of calls waiting because the count reached max_connections_per_host.
 class host_pool {
 public:
-    host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field);
+    host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field,
+              std::shared_ptr<net::tls_context> tls);
     ~host_pool();
 
+    // Where its connections' transports come from: the loop's, or TLS sessions over them for an https:// host.
+    net::transport_factory& transports() noexcept { return tls_ != nullptr ? *tls_ : *owner_.transports; }
+    bool tls() const noexcept { return tls_ != nullptr; }
     const std::string& host() const noexcept { return host_; }
     std::uint16_t port() const noexcept { return port_; }
     const std::string& host_field() const noexcept { return host_field_; }
@@ -176,6 +184,7 @@ private:
     std::string host_;
     std::uint16_t port_;
     std::string host_field_;
+    std::unique_ptr<net::tls_transports> tls_;
     std::vector<client_connection*> idle_; // back = most recently released
     std::vector<std::unique_ptr<client_connection>> all_;
     std::size_t total_ = 0;

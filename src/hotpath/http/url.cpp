@@ -134,13 +134,4 @@ result<url, problem> parse_url(std::string_view text) {
     return out;
 }
 
-result<url, problem> parse_request_url(std::string_view text) {
-    auto u = parse_url(text);
-    if (u && u->tls()) {
-        return problem{errc::not_supported,
-                       "https:// is not supported yet: hotpath speaks plain HTTP (" + u->text() + ")"};
-    }
-    return u;
-}
-
 } // namespace hotpath::http

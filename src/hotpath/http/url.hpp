@@ -41,8 +41,4 @@ constexpr std::uint16_t default_port(http::scheme s) noexcept {
 // bytes outside VCHAR anywhere (spaces, controls, non-ASCII: percent-encode them). Allocates the strings.
 result<url, problem> parse_url(std::string_view text);
 
-// A URL this build can send requests to: parse_url(), then an https:// URL refused with errc::not_supported and one
-// line saying so (no TLS yet: TODO(#27)). What every command that sends requests asks of the URL it is given.
-result<url, problem> parse_request_url(std::string_view text);
-
 } // namespace hotpath::http

@@ -23,9 +23,9 @@ namespace {
 using namespace std::chrono_literals;
 using namespace diagnose_detail;
 
-// The service's URL: any host (services live in containers and on other machines), http:// until TLS lands.
+// The service's URL: any host (services live in containers and on other machines), http:// or https://.
 result<http::url, problem> parse_service_url(const std::string& text) {
-    auto u = http::parse_request_url(text);
+    auto u = http::parse_url(text);
     if (!u) {
         return problem{u.error().code, u.error().message + " (e.g. http://127.0.0.1:5060)"};
     }
@@ -36,13 +36,14 @@ result<http::url, problem> parse_service_url(const std::string& text) {
 // asked again every 50 ms, since a slot frees as soon as one handler ends, for scrape_timeout in all. The problem's
 // code says how it failed: errc::overloaded (503 throughout), errc::unexpected_status or errc::invalid_json (not
 // hotpath), else the request's own (the service is down).
-result<route_report, problem> scrape(const std::string& base) {
+result<route_report, problem> scrape(const std::string& base, const net::tls_client_options& tls) {
     const std::string report_url = base + "/debug/routes";
     const auto until = std::chrono::steady_clock::now() + scrape_timeout;
-    auto got = probe::fetch(report_url, scrape_timeout);
+    constexpr std::size_t most = 64 * 1024 * 1024;
+    auto got = probe::fetch(report_url, scrape_timeout, most, tls);
     while (got && got->status == 503 && std::chrono::steady_clock::now() < until && !interrupted()) {
         std::this_thread::sleep_for(50ms);
-        got = probe::fetch(report_url, scrape_timeout);
+        got = probe::fetch(report_url, scrape_timeout, most, tls);
     }
     if (!got) {
         return std::move(got).error();
@@ -126,7 +127,8 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
         }
     }
 
-    const std::string base = "http://" + service->authority(); // the report is at the service's root
+    // The report is at the service's root, on the URL's scheme.
+    const std::string base = (service->tls() ? "https://" : "http://") + service->authority();
     if (o.dotnet_pid && !o.metrics_url.empty()) {
         fmt::print(err, "hotpath: lab diagnose: --dotnet and --metrics are two ways to read a service: give one\n");
         return 2;
@@ -140,8 +142,8 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     // The service's metrics page, where it has one: its client's calls by downstream host name the hosts the
     // downstream findings are about (the route report counts calls per route, not where they went). Read before the
     // report and after it, so that its requests fall outside the window.
-    const auto page_before = scrape_metrics(base + "/metrics");
-    auto before = scrape(base);
+    const auto page_before = scrape_metrics(base + "/metrics", o.load_with.tls);
+    auto before = scrape(base, o.load_with.tls);
     if (!before) {
         // Another kind of service, loaded: what the load and Server-Timing show, and what they cannot.
         const bool other_kind =
@@ -161,12 +163,12 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     const std::uint64_t failed_requests = seen.failed_requests;
     const std::uint64_t sent_requests = seen.sent_requests;
 
-    auto after = scrape(base);
+    auto after = scrape(base, o.load_with.tls);
     if (!after) {
         return scrape_failed(after.error(), base, "it stopped answering:", err);
     }
-    const auto page_after =
-        page_before ? scrape_metrics(base + "/metrics") : result<metrics::scrape, problem>(page_before.error());
+    const auto page_after = page_before ? scrape_metrics(base + "/metrics", o.load_with.tls)
+                                        : result<metrics::scrape, problem>(page_before.error());
     route_report window = difference(*before, *after);
     // The window's own scrape of the report is this tool's traffic, not the service's: left out of it.
     std::erase_if(window.routes,

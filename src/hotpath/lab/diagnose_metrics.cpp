@@ -19,7 +19,7 @@ using namespace std::chrono_literals;
 // second during it (for the levels: requests in flight, the thread pool's queue, the event loop), and after.
 int diagnose_metrics(const diagnose_options& o, const load::plan& plan, bool loading, std::chrono::nanoseconds length,
                      const std::string& base, std::FILE* out, std::FILE* err) {
-    const auto url = http::parse_request_url(o.metrics_url);
+    const auto url = http::parse_url(o.metrics_url);
     if (!url) {
         fmt::print(err, "hotpath: lab diagnose: --metrics '{}': {}\n", o.metrics_url, url.error().message);
         return 2;
@@ -35,7 +35,7 @@ int diagnose_metrics(const diagnose_options& o, const load::plan& plan, bool loa
         fmt::print(err, "hotpath: lab diagnose: {} {}: {}\n", when, o.metrics_url, p.message);
         return 1;
     };
-    auto before = scrape_metrics(o.metrics_url);
+    auto before = scrape_metrics(o.metrics_url, o.load_with.tls);
     if (!before) {
         return failed(before.error(), "nothing answers at");
     }
@@ -54,7 +54,7 @@ int diagnose_metrics(const diagnose_options& o, const load::plan& plan, bool loa
                     continue;
                 }
                 next += 1s;
-                auto page = scrape_metrics(o.metrics_url);
+                auto page = scrape_metrics(o.metrics_url, o.load_with.tls);
                 const std::lock_guard hold(during_lock);
                 if (page) {
                     during.push_back(std::move(*page));
@@ -70,7 +70,7 @@ int diagnose_metrics(const diagnose_options& o, const load::plan& plan, bool loa
         scraper.request_stop();
         scraper.join();
         const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-        auto after = scrape_metrics(o.metrics_url);
+        auto after = scrape_metrics(o.metrics_url, o.load_with.tls);
         if (!after) {
             return failed(after.error(), "it stopped answering:");
         }

@@ -117,8 +117,8 @@ void print_diagnosis(const std::vector<finding>& findings, const std::vector<std
 
 // One page of metrics: errc::unexpected_status (not 200) or errc::invalid_value (not Prometheus text) for a URL that
 // answers with something else, else the request's own failure.
-result<metrics::scrape, problem> scrape_metrics(const std::string& url) {
-    auto got = probe::fetch(url, scrape_timeout);
+result<metrics::scrape, problem> scrape_metrics(const std::string& url, const net::tls_client_options& tls) {
+    auto got = probe::fetch(url, scrape_timeout, 64 * 1024 * 1024, tls);
     if (!got) {
         return std::move(got).error();
     }

@@ -57,7 +57,7 @@ void print_diagnosis(const std::vector<finding>& findings, const std::vector<std
 
 // One page of metrics: errc::unexpected_status (not 200) or errc::invalid_value (not Prometheus text) for a URL that
 // answers with something else, else the request's own failure.
-result<metrics::scrape, problem> scrape_metrics(const std::string& url);
+result<metrics::scrape, problem> scrape_metrics(const std::string& url, const net::tls_client_options& tls);
 
 // `--dotnet PID`: the process's runtime counters over the window (dotnet-counters) instead of a route report.
 int diagnose_dotnet_process(const diagnose_options& o, const load::plan& plan, bool loading,

@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -270,6 +271,63 @@ result<std::shared_ptr<tls_context>, problem> tls_context::server(const tls_serv
 
 namespace {
 
+// A client session of `c` for `name`: its SNI where it is a host name, what its certificate must be for (a name or
+// an address) when verifying, and a kept session to resume.
+void connect_as(SSL* ssl, tls_context::impl& c, const std::string& name) {
+    SSL_set_connect_state(ssl);
+    if (name.empty()) {
+        return;
+    }
+    const bool address = is_address(name);
+    if (!address) {
+        SSL_set_tlsext_host_name(ssl, name.c_str());
+    }
+    if (c.verify) {
+        if (address) {
+            X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl), name.c_str());
+        } else {
+            SSL_set1_host(ssl, name.c_str());
+        }
+    }
+    if (SSL_SESSION* s = c.resumable(name)) {
+        SSL_set_session(ssl, s);
+        SSL_SESSION_free(s);
+    }
+}
+
+// Why a session of `c` failed, as a class of its own where verification says, else the protocol's; OpenSSL's error
+// queue cleared.
+std::error_code failure_of(SSL* ssl, const tls_context::impl& c) {
+    std::error_code out = tls_errc::handshake_failed;
+    const long verified = SSL_get_verify_result(ssl);
+    const int reason = ERR_GET_REASON(ERR_peek_last_error());
+    if (!c.server && c.verify && verified != X509_V_OK) {
+        switch (verified) {
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+            out = tls_errc::certificate_expired;
+            break;
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+        case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
+        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+        case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+            out = tls_errc::unknown_issuer;
+            break;
+        case X509_V_ERR_HOSTNAME_MISMATCH:
+        case X509_V_ERR_IP_ADDRESS_MISMATCH:
+            out = tls_errc::name_mismatch;
+            break;
+        default:
+            out = tls_errc::certificate_invalid;
+        }
+    } else if (reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE || reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
+        out = tls_errc::peer_certificate_required;
+    }
+    ERR_clear_error();
+    return out;
+}
+
 constexpr std::size_t read_piece = 16 * 1024; // a record's worth of plain bytes per SSL_read
 
 class tls_session final : public tls_transport, public transport_owner {
@@ -303,25 +361,7 @@ public:
         if (server_) {
             SSL_set_accept_state(ssl_);
         } else {
-            SSL_set_connect_state(ssl_);
-            const std::string& name = key_.name;
-            if (!name.empty()) {
-                const bool address = is_address(name);
-                if (!address) {
-                    SSL_set_tlsext_host_name(ssl_, name.c_str());
-                }
-                if (c.verify) {
-                    if (address) {
-                        X509_VERIFY_PARAM_set1_ip_asc(SSL_get0_param(ssl_), name.c_str());
-                    } else {
-                        SSL_set1_host(ssl_, name.c_str());
-                    }
-                }
-                if (SSL_SESSION* s = c.resumable(name)) {
-                    SSL_set_session(ssl_, s);
-                    SSL_SESSION_free(s);
-                }
-            }
+            connect_as(ssl_, c, key_.name);
         }
         const call_guard guard(*this);
         inner_->start_reading();
@@ -538,38 +578,7 @@ private:
         fail(classify());
     }
 
-    // Why the session failed, as a class of its own where verification says, else the protocol's.
-    std::error_code classify() {
-        std::error_code out = tls_errc::handshake_failed;
-        const long verified = SSL_get_verify_result(ssl_);
-        const int reason = ERR_GET_REASON(ERR_peek_last_error());
-        if (!server_ && key_.context->verify && verified != X509_V_OK) {
-            switch (verified) {
-            case X509_V_ERR_CERT_HAS_EXPIRED:
-            case X509_V_ERR_CERT_NOT_YET_VALID:
-                out = tls_errc::certificate_expired;
-                break;
-            case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
-            case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
-            case X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT:
-            case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
-            case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
-                out = tls_errc::unknown_issuer;
-                break;
-            case X509_V_ERR_HOSTNAME_MISMATCH:
-            case X509_V_ERR_IP_ADDRESS_MISMATCH:
-                out = tls_errc::name_mismatch;
-                break;
-            default:
-                out = tls_errc::certificate_invalid;
-            }
-        } else if (reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE ||
-                   reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
-            out = tls_errc::peer_certificate_required;
-        }
-        ERR_clear_error();
-        return out;
-    }
+    std::error_code classify() { return failure_of(ssl_, *key_.context); }
 
     void read_plain() {
         char piece[read_piece];
@@ -731,6 +740,142 @@ std::unique_ptr<transport> tls_transports::make(loop& l, int fd, transport_owner
     auto inner = inner_.make(l, fd, *session);
     session->start(std::move(inner), *context_->impl_);
     return session;
+}
+
+struct tls_stream::impl {
+    std::shared_ptr<tls_context> context;
+    session_key key; // SSL app data: where new session tickets are kept
+    SSL* ssl = nullptr;
+    int fd = -1;
+    bool ended = false;
+
+    ~impl() {
+        if (ssl != nullptr) {
+            if (SSL_is_init_finished(ssl) == 1) {
+                SSL_set_shutdown(ssl, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN); // stays resumable
+            }
+            SSL_free(ssl);
+        }
+    }
+
+    // After an SSL call returned `r`: waits for the socket when it asks to (true), or says why it cannot go on.
+    std::error_code wait_or_fail(int r, deadline until) {
+        const int e = SSL_get_error(ssl, r);
+        short events = 0;
+        if (e == SSL_ERROR_WANT_READ) {
+            events = POLLIN;
+        } else if (e == SSL_ERROR_WANT_WRITE) {
+            events = POLLOUT;
+        } else if (e == SSL_ERROR_SYSCALL && errno != 0) {
+            const int error = errno;
+            ERR_clear_error();
+            return {error, std::system_category()};
+        } else if (e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN) {
+            ERR_clear_error();
+            return make_error_code(errc::closed);
+        } else {
+            return failure_of(ssl, *key.context);
+        }
+        for (;;) {
+            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - deadline::clock::now());
+            if (left.count() <= 0) {
+                return make_error_code(errc::timeout);
+            }
+            pollfd p{fd, events, 0};
+            const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count() + 1, 60'000)));
+            if (n > 0) {
+                return {};
+            }
+            if (n < 0 && errno != EINTR) {
+                return {errno, std::system_category()};
+            }
+        }
+    }
+};
+
+tls_stream::tls_stream(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
+tls_stream::~tls_stream() = default;
+
+result<std::unique_ptr<tls_stream>> tls_stream::connect(std::shared_ptr<tls_context> context, int fd,
+                                                        const std::string& server_name, deadline until) {
+    auto p = std::make_unique<impl>();
+    p->context = std::move(context);
+    p->fd = fd;
+    tls_context::impl& c = *p->context->impl_;
+    p->key = session_key{&c, server_name};
+    p->ssl = SSL_new(c.ctx);
+    if (p->ssl == nullptr || SSL_set_fd(p->ssl, fd) != 1) {
+        ERR_clear_error();
+        return make_error_code(tls_errc::handshake_failed);
+    }
+    SSL_set_app_data(p->ssl, &p->key);
+    connect_as(p->ssl, c, server_name);
+    std::error_code failed;
+    for (;;) {
+        const int r = SSL_connect(p->ssl);
+        if (r == 1) {
+            break;
+        }
+        if ((failed = p->wait_or_fail(r, until))) {
+            break;
+        }
+    }
+    if (failed) {
+        return failed;
+    }
+    return std::unique_ptr<tls_stream>(new tls_stream(std::move(p)));
+}
+
+std::error_code tls_stream::write(std::string_view bytes, deadline until) {
+    std::size_t done = 0;
+    while (done < bytes.size()) {
+        const int n = SSL_write(impl_->ssl, bytes.data() + done,
+                                static_cast<int>(std::min<std::size_t>(bytes.size() - done, std::size_t{1} << 30)));
+        if (n > 0) {
+            done += static_cast<std::size_t>(n);
+            continue;
+        }
+        if (auto failed = impl_->wait_or_fail(n, until)) {
+            return failed;
+        }
+    }
+    return {};
+}
+
+result<std::size_t> tls_stream::read(char* into, std::size_t room, deadline until) {
+    if (impl_->ended) {
+        return std::size_t{0};
+    }
+    for (;;) {
+        const int n = SSL_read(impl_->ssl, into, static_cast<int>(std::min<std::size_t>(room, 1 << 30)));
+        if (n > 0) {
+            return static_cast<std::size_t>(n);
+        }
+        const int e = SSL_get_error(impl_->ssl, n);
+        if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && errno == 0)) {
+            ERR_clear_error();
+            impl_->ended = true; // close_notify, or the socket's end without one
+            return std::size_t{0};
+        }
+        if (auto failed = impl_->wait_or_fail(n, until)) {
+            return failed;
+        }
+    }
+}
+
+tls_session_info tls_stream::info() const {
+    tls_session_info i;
+    SSL* ssl = impl_->ssl;
+    i.done = SSL_is_init_finished(ssl) == 1;
+    i.resumed = SSL_session_reused(ssl) == 1;
+    const unsigned char* alpn = nullptr;
+    unsigned length = 0;
+    SSL_get0_alpn_selected(ssl, &alpn, &length);
+    if (alpn != nullptr) {
+        i.alpn.assign(reinterpret_cast<const char*>(alpn), length);
+    }
+    i.version = SSL_get_version(ssl);
+    return i;
 }
 
 std::string kernel_tls_status() {

@@ -8,9 +8,11 @@
 #include <hotpath/net/tls_options.hpp>
 #include <hotpath/net/transport.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <system_error>
 #include <vector>
 
@@ -57,6 +59,7 @@ public:
 
 private:
     friend class tls_transports;
+    friend class tls_stream;
     explicit tls_context(std::unique_ptr<impl> p) noexcept;
     std::unique_ptr<impl> impl_;
 };
@@ -94,6 +97,34 @@ private:
     std::shared_ptr<tls_context> context_;
     transport_factory& inner_;
     std::string server_name_;
+};
+
+// A client TLS session over a connected socket, driven by its caller one blocking call at a time, each waiting at
+// most until a deadline: for probe, whose requests go one after another on the calling thread with each phase timed.
+// The loop-less counterpart of tls_transports: the same context (verification, SNI, resumption) and failure classes.
+class tls_stream {
+public:
+    using deadline = std::chrono::steady_clock::time_point;
+
+    // Handshakes as a client of `context` for `server_name` over the connected non-blocking socket `fd` (which
+    // stays the caller's, and must outlive the stream). A tls_errc, errc::timeout, or the socket's error.
+    static result<std::unique_ptr<tls_stream>> connect(std::shared_ptr<tls_context> context, int fd,
+                                                       const std::string& server_name, deadline until);
+    ~tls_stream();
+    tls_stream(const tls_stream&) = delete;
+    tls_stream& operator=(const tls_stream&) = delete;
+
+    // Sends all of `bytes`.
+    std::error_code write(std::string_view bytes, deadline until);
+    // Reads what arrived, at most `room` bytes: how many, 0 at the stream's end (a close_notify or the socket's).
+    result<std::size_t> read(char* into, std::size_t room, deadline until);
+    tls_session_info info() const;
+
+    struct impl;
+
+private:
+    explicit tls_stream(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
 };
 
 // Whether this kernel offers kernel TLS (the `tls` upper-layer protocol on a TCP socket), asked of it on a loopback

@@ -9,6 +9,7 @@
 #include <hotpath/load/report.hpp>
 #include <hotpath/net/address.hpp>
 #include <hotpath/net/connect.hpp>
+#include <hotpath/net/tls.hpp>
 
 #include <fmt/core.h>
 
@@ -168,7 +169,43 @@ result<socket_fd, problem> connect_any(const plan& p, const std::vector<net::end
     return failed;
 }
 
-result<void, problem> send_all(const plan& p, int fd, const std::string& address, clock::time_point deadline) {
+// The connection kept between requests with --keep-alive: its socket and, over https://, its TLS session.
+struct connection {
+    socket_fd fd;
+    std::unique_ptr<net::tls_stream> tls;
+    std::string address;
+    void reset() noexcept {
+        tls.reset();
+        fd.reset();
+    }
+};
+
+// A TLS session's failure while `doing` something, as a line: a certificate refused or the protocol (its own
+// class), a timeout, or the socket's.
+problem tls_problem(const plan& p, std::error_code e, const std::string& address, std::string_view doing) {
+    if (e == make_error_code(errc::timeout)) {
+        return timed_out(p, doing);
+    }
+    if (e.category() == net::tls_category()) {
+        return {e, fmt::format("{} ({}, while {})", e.message(), address, doing)};
+    }
+    if (e == make_error_code(errc::closed)) {
+        return {e, fmt::format("{} closed the connection while {}", address, doing)};
+    }
+    if (e.category() == std::system_category()) {
+        return from_errno(e.value(), address, doing);
+    }
+    return {e, fmt::format("{} while {} ({})", e.message(), doing, address)};
+}
+
+result<void, problem> send_all(const plan& p, connection& c, const std::string& address, clock::time_point deadline) {
+    if (c.tls != nullptr) {
+        if (auto failed = c.tls->write(p.request, deadline)) {
+            return tls_problem(p, failed, address, "sending the request");
+        }
+        return {};
+    }
+    const int fd = c.fd.get();
     std::size_t written = 0;
     while (written < p.request.size()) {
         const ssize_t n = ::send(fd, p.request.data() + written, p.request.size() - written, MSG_NOSIGNAL);
@@ -209,8 +246,9 @@ void take_head(const http::response_head& head, sample& s) {
 
 // Reads one response on `fd` into `s` (status, sizes, Server-Timing, readings of the first byte and the end; the
 // body's first p.keep_body_bytes). Sets `keep_alive` to whether the connection may carry the next request.
-result<void, problem> receive(const plan& p, int fd, clock::time_point start, clock::time_point deadline, sample& s,
-                              bool& keep_alive) {
+result<void, problem> receive(const plan& p, connection& c, clock::time_point start, clock::time_point deadline,
+                              sample& s, bool& keep_alive) {
+    const int fd = c.fd.get();
     static const http::limits limits{};
     http::response_reader reader(limits);
     reader.expect(p.method == "HEAD", p.upgrade);
@@ -228,7 +266,20 @@ result<void, problem> receive(const plan& p, int fd, clock::time_point start, cl
     for (;;) {
         const std::size_t old_size = buffer.size();
         buffer.resize(old_size + read_size);
-        const ssize_t n = ::recv(fd, buffer.data() + old_size, read_size, 0);
+        ssize_t n = 0;
+        if (c.tls != nullptr) {
+            auto got = c.tls->read(buffer.data() + old_size, read_size, deadline);
+            if (!got) {
+                buffer.resize(old_size);
+                return tls_problem(p, got.error(), s.address,
+                                   s.received_bytes == 0 ? "waiting for the first response byte"
+                                   : in_body             ? "reading the response body"
+                                                         : "reading the response head");
+            }
+            n = static_cast<ssize_t>(*got);
+        } else {
+            n = ::recv(fd, buffer.data() + old_size, read_size, 0);
+        }
         const auto now = clock::now();
         buffer.resize(old_size + static_cast<std::size_t>(std::max<ssize_t>(n, 0)));
         if (n < 0) {
@@ -291,21 +342,16 @@ result<void, problem> receive(const plan& p, int fd, clock::time_point start, cl
     }
 }
 
-// The connection kept between requests with --keep-alive.
-struct connection {
-    socket_fd fd;
-    std::string address;
-};
-
-// One request, on `c` when it is open (and then left open for the next if the response allows it).
-sample request_once(const plan& p, connection& c) {
+// One request, on `c` when it is open (and then left open for the next if the response allows it). `tls`: the run's
+// context for an https:// URL.
+sample request_once(const plan& p, connection& c, const std::shared_ptr<net::tls_context>& tls) {
     sample s;
     const auto start = clock::now();
     const auto deadline = start + p.timeout;
     auto fail = [&](problem f) {
         s.error = f.code;
         s.message = std::move(f.message);
-        c.fd.reset();
+        c.reset();
         return s;
     };
     if (c.fd.open()) {
@@ -329,18 +375,32 @@ sample request_once(const plan& p, connection& c) {
         }
         c.fd = std::move(*connected);
         s.connected = clock::now() - start;
+        s.handshaken = s.connected;
         c.address = s.address;
+        if (tls != nullptr) {
+            const std::string& name = p.tls.server_name.empty() ? p.to.host : p.tls.server_name;
+            auto session = net::tls_stream::connect(tls, c.fd.get(), name, deadline);
+            if (!session) {
+                return fail(tls_problem(p, session.error(), s.address, "in the TLS handshake"));
+            }
+            c.tls = std::move(*session);
+            s.handshaken = clock::now() - start;
+            const auto info = c.tls->info();
+            s.tls_version = info.version;
+            s.tls_resumed = info.resumed;
+            s.alpn = info.alpn;
+        }
     }
-    if (auto sent = send_all(p, c.fd.get(), s.address, deadline); !sent) {
+    if (auto sent = send_all(p, c, s.address, deadline); !sent) {
         return fail(std::move(sent).error());
     }
     s.sent = clock::now() - start;
     bool keep_alive = false;
-    if (auto received = receive(p, c.fd.get(), start, deadline, s, keep_alive); !received) {
+    if (auto received = receive(p, c, start, deadline, s, keep_alive); !received) {
         return fail(std::move(received).error());
     }
     if (!p.keep_alive || !keep_alive) {
-        c.fd.reset();
+        c.reset();
     }
     return s;
 }
@@ -350,11 +410,18 @@ sample request_once(const plan& p, connection& c) {
 result<plan, problem> make_plan(const probe_options& o) {
     const auto refuse = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     plan p;
-    auto to = http::parse_request_url(o.url);
+    auto to = http::parse_url(o.url);
     if (!to) {
         return refuse(std::move(to).error().message);
     }
     p.to = std::move(*to);
+    p.tls = o.tls;
+    if (p.to.tls()) {
+        p.tls.alpn = {"http/1.1"};
+        if (auto made = net::tls_context::client(p.tls); !made) {
+            return refuse(std::move(made).error().message); // a file that cannot be used: told before any request
+        }
+    }
     p.method = o.method.value_or(o.body ? "POST" : "GET");
     if (!http::is_token(p.method)) {
         return refuse("bad method '" + p.method + "'");
@@ -422,17 +489,38 @@ result<plan, problem> make_plan(const probe_options& o) {
     return p;
 }
 
+namespace {
+
+// The run's TLS context for an https:// plan (null for http://, or when the plan's files cannot be used: make_plan
+// told that already, and each request then fails with the line).
+result<std::shared_ptr<net::tls_context>, problem> context_for(const plan& p) {
+    if (!p.to.tls()) {
+        return std::shared_ptr<net::tls_context>();
+    }
+    return net::tls_context::client(p.tls);
+}
+
+} // namespace
+
 std::vector<sample> run(const plan& p) {
     std::vector<sample> samples;
     samples.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(p.requests, 100'000)));
+    auto tls = context_for(p);
+    if (!tls) {
+        sample s;
+        s.error = tls.error().code;
+        s.message = tls.error().message;
+        samples.push_back(std::move(s));
+        return samples;
+    }
     connection c;
     for (std::uint64_t i = 0; i < p.requests; ++i) {
-        sample s = request_once(p, c);
+        sample s = request_once(p, c, *tls);
         // A kept-alive connection the server closed meanwhile fails before any byte comes back: an idempotent request
         // is made again on a new connection, as curl does, and timed from there (RFC 9110 §9.2.2: never a POST).
         if (s.reused && s.received_bytes == 0 && p.idempotent &&
             (s.error == make_error_code(errc::closed) || s.error == make_error_code(errc::reset))) {
-            s = request_once(p, c);
+            s = request_once(p, c, *tls);
         }
         const bool unresolved = s.error == make_error_code(errc::resolve_failed);
         samples.push_back(std::move(s));
@@ -443,10 +531,12 @@ std::vector<sample> run(const plan& p) {
     return samples;
 }
 
-result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds timeout, std::size_t max_body_bytes) {
+result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds timeout, std::size_t max_body_bytes,
+                               const net::tls_client_options& tls_options) {
     probe_options o;
     o.url = std::string(url);
     o.headers = {"User-Agent: hotpath"};
+    o.tls = tls_options;
     auto planned = make_plan(o);
     if (!planned) {
         return problem{errc::invalid_url, std::move(planned).error().message};
@@ -454,8 +544,12 @@ result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds ti
     plan p = std::move(*planned);
     p.timeout = timeout;
     p.keep_body_bytes = max_body_bytes;
+    auto tls = context_for(p);
+    if (!tls) {
+        return std::move(tls).error();
+    }
     connection c;
-    sample s = request_once(p, c);
+    sample s = request_once(p, c, *tls);
     if (!s.ok()) {
         return problem{s.error, std::move(s.message)};
     }

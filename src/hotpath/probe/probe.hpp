@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hotpath/load/plan.hpp>
+#include <hotpath/net/tls_options.hpp>
 
 #include <chrono>
 #include <cstdint>
@@ -24,6 +25,7 @@ struct probe_options {
     std::uint64_t requests = 1;
     bool keep_alive = false; // one connection for all requests instead of a new one each
     std::string timeout = "10s";
+    net::tls_client_options tls; // for an https:// URL: -k, --cacert, --cert/--key, --tls-min, --sni, resumption
 };
 
 // What a probe sends, checked.
@@ -38,10 +40,11 @@ struct plan {
     std::size_t keep_body_bytes = 0; // the first bytes of each body kept in sample::body
     // Per request, from its start to its response's last byte, every phase included (resolution and connect too).
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};
+    net::tls_client_options tls; // https://: a context made for the run, its sessions resumed from one to the next
 };
 
-// The plan `o` describes, checked; errc::invalid_value and a one-line reason for bad usage (a bad URL, https, a bad
-// header, method or timeout).
+// The plan `o` describes, checked; errc::invalid_value and a one-line reason for bad usage (a bad URL, a bad header,
+// method or timeout, TLS files that cannot be used).
 result<plan, problem> make_plan(const probe_options& o);
 
 // One metric of the response's Server-Timing fields, copied out of the response.
@@ -52,10 +55,14 @@ struct server_timing_entry {
 };
 
 // One request. Each reading is the time from the request's start (just before name resolution) to the end of a
-// phase, so they never decrease: resolved <= connected <= sent <= first_byte <= done.
+// phase, so they never decrease: resolved <= connected <= handshaken <= sent <= first_byte <= done.
 struct sample {
     std::chrono::nanoseconds resolved{};   // the name resolved: 0 for an IP literal or a reused connection
     std::chrono::nanoseconds connected{};  // the TCP connection established: equals resolved on a reused one
+    std::chrono::nanoseconds handshaken{}; // https://: the TLS handshake done (curl's appconnect); else connected
+    std::string tls_version;               // https://: "TLSv1.3", on a new connection
+    bool tls_resumed = false;              // ... whose handshake resumed a session
+    std::string alpn;                      // ... and the protocol ALPN agreed
     std::chrono::nanoseconds sent{};       // the request's last byte handed to the kernel
     std::chrono::nanoseconds first_byte{}; // the first byte of the response read
     std::chrono::nanoseconds done{};       // the response complete (head and body)
@@ -97,6 +104,6 @@ struct fetched {
 // /debug/routes and /metrics with it). A failure is one line, as probe prints it ("connection refused by
 // 127.0.0.1:5060").
 result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds timeout,
-                               std::size_t max_body_bytes = 64 * 1024 * 1024);
+                               std::size_t max_body_bytes = 64 * 1024 * 1024, const net::tls_client_options& tls = {});
 
 } // namespace hotpath::probe

@@ -2,6 +2,7 @@
 #include <hotpath/probe/report.hpp>
 
 #include <hotpath/load/report.hpp>
+#include <hotpath/net/tls.hpp>
 
 #include <boost/json.hpp>
 #include <fmt/core.h>
@@ -68,13 +69,19 @@ std::vector<std::pair<std::string, std::vector<double>>> server_timing_by_name(c
 }
 
 // The phases of one request as a timeline: lengths in a bar, cumulative readings at the bar's boundaries.
-void print_timeline(std::FILE* out, const sample& s) {
+void print_timeline(std::FILE* out, const sample& s, bool tls) {
     const phase_lengths ph = phases_of(s);
-    const std::string_view labels[] = {"Resolve", "Connect", "Send", "Wait", "Receive"};
-    const double lengths[] = {ph.resolve, ph.connect, ph.send, ph.wait, ph.receive};
-    const std::string_view ends[] = {"resolved", "connected", "sent", "first byte", "total"};
-    const std::chrono::nanoseconds readings[] = {s.resolved, s.connected, s.sent, s.first_byte, s.done};
-    constexpr std::size_t columns = 5;
+    std::vector<std::string_view> labels{"Resolve", "Connect", "Send", "Wait", "Receive"};
+    std::vector<double> lengths{ph.resolve, ph.connect, ph.send, ph.wait, ph.receive};
+    std::vector<std::string_view> ends{"resolved", "connected", "sent", "first byte", "total"};
+    std::vector<std::chrono::nanoseconds> readings{s.resolved, s.connected, s.sent, s.first_byte, s.done};
+    if (tls) {
+        labels.insert(labels.begin() + 2, "TLS");
+        lengths.insert(lengths.begin() + 2, ph.tls);
+        ends.insert(ends.begin() + 2, "handshaken");
+        readings.insert(readings.begin() + 2, s.handshaken);
+    }
+    const std::size_t columns = labels.size();
     constexpr std::size_t width = 14;
     std::string line = " ";
     for (const auto label : labels) {
@@ -112,9 +119,13 @@ void print_timeline(std::FILE* out, const sample& s) {
 void print_single(std::FILE* out, const plan& p, const sample& s) {
     fmt::print(out, "hotpath probe {} {}\n", p.method, p.to.text());
     fmt::print(out, "  Connected    {} ({})\n", s.address, s.reused ? "reused connection" : "new connection");
+    if (!s.tls_version.empty()) {
+        fmt::print(out, "  TLS          {}, {} handshake{}\n", s.tls_version, s.tls_resumed ? "resumed" : "full",
+                   s.alpn.empty() ? "" : ", ALPN " + s.alpn);
+    }
     fmt::print(out, "  Response     HTTP/1.{} {}{}{}: head {} B, body {} B\n\n", s.version_minor, s.status,
                s.reason.empty() ? "" : " ", s.reason, s.head_bytes, s.body_bytes);
-    print_timeline(out, s);
+    print_timeline(out, s, p.to.tls());
     if (!s.server_timing.empty()) {
         std::size_t name_width = 0;
         for (const auto& m : s.server_timing) {
@@ -164,7 +175,8 @@ std::string failures_text(const std::vector<sample>& samples) {
 void print_several(std::FILE* out, const plan& p, const std::vector<sample>& samples) {
     fmt::print(out, "hotpath probe {} {}: {} requests, {}\n", p.method, p.to.text(), samples.size(),
                p.keep_alive ? "one connection kept alive" : "a new connection each");
-    std::vector<double> resolve, connect, send, wait, receive, first_byte, total;
+    std::vector<double> resolve, connect, tls, send, wait, receive, first_byte, total;
+    std::size_t resumed = 0;
     std::map<unsigned, std::size_t> statuses;
     std::uint64_t head_lo = std::numeric_limits<std::uint64_t>::max();
     std::uint64_t head_hi = 0;
@@ -183,6 +195,10 @@ void print_several(std::FILE* out, const plan& p, const std::vector<sample>& sam
         const phase_lengths ph = phases_of(s);
         resolve.push_back(ph.resolve);
         connect.push_back(ph.connect);
+        if (!s.tls_version.empty()) {
+            tls.push_back(ph.tls);
+            resumed += s.tls_resumed ? 1 : 0;
+        }
         send.push_back(ph.send);
         wait.push_back(ph.wait);
         receive.push_back(ph.receive);
@@ -208,6 +224,11 @@ void print_several(std::FILE* out, const plan& p, const std::vector<sample>& sam
     fmt::print(out, "\n  {:<12} {:>10} {:>10} {:>10} {:>10}\n", "", "min", "median", "p95", "max");
     fmt::print(out, "{}\n", stats_row("resolve", summarize(resolve), 1));
     fmt::print(out, "{}\n", stats_row("connect", summarize(connect), 1));
+    if (p.to.tls()) {
+        std::string row = stats_row("tls", summarize(tls), 1);
+        row += fmt::format("  ({} handshake{}, {} resumed)", tls.size(), tls.size() == 1 ? "" : "s", resumed);
+        fmt::print(out, "{}\n", row);
+    }
     fmt::print(out, "{}\n", stats_row("send", summarize(send), 1));
     fmt::print(out, "{}\n", stats_row("wait", summarize(wait), 1));
     fmt::print(out, "{}\n", stats_row("receive", summarize(receive), 1));
@@ -259,6 +280,7 @@ boost::json::object sample_json(const sample& s) {
     boost::json::object readings;
     readings["resolved"] = us(s.resolved);
     readings["connected"] = us(s.connected);
+    readings["handshaken"] = us(s.handshaken);
     readings["sent"] = us(s.sent);
     readings["first_byte"] = us(s.first_byte);
     readings["total"] = us(s.done);
@@ -270,10 +292,14 @@ boost::json::object sample_json(const sample& s) {
     boost::json::object phases;
     phases["resolve"] = number(ph.resolve / 1e3);
     phases["connect"] = number(ph.connect / 1e3);
+    phases["tls"] = number(ph.tls / 1e3);
     phases["send"] = number(ph.send / 1e3);
     phases["wait"] = number(ph.wait / 1e3);
     phases["receive"] = number(ph.receive / 1e3);
     o["phases_us"] = std::move(phases);
+    if (!s.tls_version.empty()) {
+        o["tls"] = boost::json::object{{"version", s.tls_version}, {"resumed", s.tls_resumed}, {"alpn", s.alpn}};
+    }
     o["http_version"] = fmt::format("1.{}", s.version_minor);
     o["status"] = s.status;
     o["reason"] = s.reason;
@@ -312,8 +338,10 @@ stats summarize(std::vector<double> values) {
 
 phase_lengths phases_of(const sample& s) noexcept {
     const auto ns = [](std::chrono::nanoseconds d) { return static_cast<double>(d.count()); };
-    return {ns(s.resolved), ns(s.connected - s.resolved), ns(s.sent - s.connected), ns(s.first_byte - s.sent),
-            ns(s.done - s.first_byte)};
+    // A reused connection, or one that failed before its handshake, has no handshake: its reading is the connect's.
+    const auto handshaken = std::max(s.handshaken, s.connected);
+    return {ns(s.resolved),          ns(s.connected - s.resolved), ns(handshaken - s.connected),
+            ns(s.sent - handshaken), ns(s.first_byte - s.sent),    ns(s.done - s.first_byte)};
 }
 
 verdict judge(const std::vector<sample>& samples) noexcept {
@@ -329,6 +357,23 @@ verdict judge(const std::vector<sample>& samples) noexcept {
 std::string_view failure_class(const sample& s) noexcept {
     if (s.ok()) {
         return "";
+    }
+    if (s.error.category() == net::tls_category()) {
+        switch (static_cast<net::tls_errc>(s.error.value())) {
+        case net::tls_errc::certificate_expired:
+            return "tls_certificate_expired";
+        case net::tls_errc::unknown_issuer:
+            return "tls_unknown_issuer";
+        case net::tls_errc::name_mismatch:
+            return "tls_name_mismatch";
+        case net::tls_errc::certificate_invalid:
+            return "tls_certificate_invalid";
+        case net::tls_errc::handshake_failed:
+            return "tls_handshake";
+        case net::tls_errc::peer_certificate_required:
+            return "tls_client_certificate";
+        }
+        return "tls";
     }
     if (s.error.category() != error_category()) {
         return "system";

@@ -31,6 +31,7 @@ stats summarize(std::vector<double> values);
 struct phase_lengths {
     double resolve = 0;
     double connect = 0;
+    double tls = 0; // https://: the TLS handshake (curl's appconnect less connect)
     double send = 0;
     double wait = 0;
     double receive = 0;
@@ -43,7 +44,8 @@ enum class verdict : std::uint8_t { answered, nothing_answered, unresolved };
 verdict judge(const std::vector<sample>& samples) noexcept;
 
 // A short name of a failure's class: "refused", "timeout", "connect_timeout", "reset", "closed",
-// "malformed_response", "resolve_failed", or "system" for another error of the system.
+// "malformed_response", "resolve_failed", a TLS class ("tls_unknown_issuer", ...: net::tls_errc), or "system" for
+// another error of the system.
 std::string_view failure_class(const sample& s) noexcept;
 
 // The console report of successful runs: a single request as a timeline of its phases with the status, sizes and
