@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -93,33 +94,56 @@ struct tls_context::impl {
     bool server = false;
     bool verify = true;
     std::string alpn; // the server's preference, wire form
+    // A client's sessions to resume, per server name, newest last, owned. A TLS 1.3 ticket is used once (RFC 8446
+    // appendix C.4: a server may refuse a ticket used again, and OpenSSL marks a resumed one spent), so several are
+    // kept: a server sends two after each handshake, and connections opened together each take their own. A TLS
+    // 1.2 session is used again and again.
+    static constexpr std::size_t sessions_per_name = 16;
     std::mutex sessions_lock;
-    std::map<std::string, SSL_SESSION*> sessions; // a client's, one per server name, owned
+    std::map<std::string, std::deque<SSL_SESSION*>> sessions;
 
     ~impl() {
-        for (auto& [name, s] : sessions) {
-            SSL_SESSION_free(s);
+        for (auto& [name, kept] : sessions) {
+            for (SSL_SESSION* s : kept) {
+                SSL_SESSION_free(s);
+            }
         }
         SSL_CTX_free(ctx);
     }
-    // Keeps `s` (owned from now) as the session to resume with `name`.
+    // Keeps `s` (owned from now) as a session to resume with `name`.
     void keep(const std::string& name, SSL_SESSION* s) {
         const std::lock_guard hold(sessions_lock);
-        SSL_SESSION*& slot = sessions[name];
-        if (slot != nullptr) {
-            SSL_SESSION_free(slot);
+        auto& kept = sessions[name];
+        kept.push_back(s);
+        if (kept.size() > sessions_per_name) {
+            SSL_SESSION_free(kept.front());
+            kept.pop_front();
         }
-        slot = s;
     }
-    // A reference to the session kept for `name`, or null; the caller frees it.
+    // A session kept for `name` to resume with (the caller owns the reference), or null: the newest, taken away
+    // when it is a TLS 1.3 ticket.
     SSL_SESSION* resumable(const std::string& name) {
         const std::lock_guard hold(sessions_lock);
         const auto it = sessions.find(name);
-        if (it == sessions.end() || SSL_SESSION_is_resumable(it->second) != 1) {
+        if (it == sessions.end()) {
             return nullptr;
         }
-        SSL_SESSION_up_ref(it->second);
-        return it->second;
+        auto& kept = it->second;
+        while (!kept.empty()) {
+            SSL_SESSION* s = kept.back();
+            if (SSL_SESSION_is_resumable(s) != 1) {
+                SSL_SESSION_free(s);
+                kept.pop_back();
+                continue;
+            }
+            if (SSL_SESSION_get_protocol_version(s) >= TLS1_3_VERSION) {
+                kept.pop_back(); // single use: its reference goes to the caller
+            } else {
+                SSL_SESSION_up_ref(s);
+            }
+            return s;
+        }
+        return nullptr;
     }
 };
 
@@ -439,6 +463,7 @@ public:
             return;
         }
         closed_ = true;
+        say_close_notify();
         inner_->close();
     }
 
@@ -579,6 +604,27 @@ private:
     }
 
     std::error_code classify() { return failure_of(ssl_, *key_.context); }
+
+    // A session that ends tells its peer so (RFC 8446 §6.1: close_notify), or a careful peer takes the end for a
+    // truncation. Sent straight on the socket, without waiting: the close that follows cancels what is in flight,
+    // and when records are still being written (or there is no socket) the alert is left out rather than put
+    // ahead of them.
+    void say_close_notify() noexcept {
+        if (!handshaken_ || failed_ || shut_requested_ || writing_inner_ || !pending_.empty() || inner_ == nullptr) {
+            return;
+        }
+        const int fd = inner_->native_handle();
+        if (fd < 0) {
+            return;
+        }
+        SSL_shutdown(ssl_);
+        char alert[128];
+        const int n = BIO_read(wbio_, alert, static_cast<int>(sizeof alert));
+        if (n > 0) {
+            (void)::send(fd, alert, static_cast<std::size_t>(n), MSG_DONTWAIT | MSG_NOSIGNAL);
+        }
+        ERR_clear_error();
+    }
 
     void read_plain() {
         char piece[read_piece];
