@@ -71,9 +71,19 @@ void load_connection::on_transport_ready() {
     handshaking_ = false;
     const auto now = clock::now();
     const auto* tls = static_cast<const net::tls_transport*>(transport_.get());
-    owner_.on_handshake(now - handshake_started_, tls->resumed());
-    owner_.on_connect_result({});
+    // Counted once the server has answered over it: in TLS 1.3 the client's side ends first, and a server that
+    // refuses the client's certificate says so only then, as the first thing it sends.
+    unconfirmed_ = true;
+    handshake_took_ = now - handshake_started_;
+    handshake_resumed_ = tls->resumed();
     connected(now);
+}
+
+void load_connection::confirm_handshake() {
+    if (std::exchange(unconfirmed_, false)) {
+        owner_.on_handshake(handshake_took_, handshake_resumed_);
+        owner_.on_connect_result({});
+    }
 }
 
 // The handshake failed (or took past the timeout): a failed connection attempt, of its TLS class.
@@ -109,6 +119,7 @@ void load_connection::on_transport_data(std::string_view bytes) {
         return;
     }
     const auto now = clock::now(); // when these bytes arrived: for every response they complete
+    confirm_handshake();
     owner_.on_bytes(bytes.size(), now);
     in_.append(bytes);
     std::size_t pos = 0;
@@ -189,6 +200,17 @@ void load_connection::on_transport_end(std::error_code error) {
     if (closing_) {
         return;
     }
+    if (unconfirmed_ && error.category() == net::tls_category()) {
+        // The server refused the handshake after the client's side had ended (a client certificate it requires):
+        // a failed connection attempt of that class; the requests written never reached HTTP.
+        unconfirmed_ = false;
+        in_flight_.clear();
+        handshake_failed_ = true;
+        owner_.on_handshake_failed(error);
+        close_transport();
+        return;
+    }
+    confirm_handshake();
     if (!in_flight_.empty() && reader_.end_of_input() == http::end_status::complete) {
         complete_response(clock::now());
         if (closing_) {
@@ -203,6 +225,7 @@ void load_connection::on_transport_end(std::error_code error) {
 }
 
 void load_connection::abort(error_class why) {
+    confirm_handshake();
     if (handshaking_) {
         // Given up mid-handshake (the run ends): not a failed attempt.
         handshaking_ = false;

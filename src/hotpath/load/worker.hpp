@@ -75,6 +75,7 @@ private:
     void on_connected(int fd, std::error_code ec);
     void connected(clock::time_point now);
     void handshake_failed(std::error_code error);
+    void confirm_handshake();
     void complete_response(clock::time_point now);
     void keep_body(std::string_view bytes);
     void close_transport();
@@ -92,6 +93,9 @@ private:
     bool connecting_ = false;
     bool handshaking_ = false;      // TLS: the socket is connected, the session not yet
     bool handshake_failed_ = false; // ... and it failed: the close that follows is a failed attempt
+    bool unconfirmed_ = false;      // done on the client's side, not yet answered over (see on_transport_ready)
+    bool handshake_resumed_ = false;
+    clock::duration handshake_took_{};
     bool connect_timed_out_ = false;
     bool connected_ = false;
     bool closing_ = false;
