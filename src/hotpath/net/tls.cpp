@@ -94,11 +94,12 @@ struct tls_context::impl {
     bool server = false;
     bool verify = true;
     std::string alpn; // the server's preference, wire form
-    // A client's sessions to resume, per server name, newest last, owned. A TLS 1.3 ticket is used once (RFC 8446
-    // appendix C.4: a server may refuse a ticket used again, and OpenSSL marks a resumed one spent), so several are
-    // kept: a server sends two after each handshake, and connections opened together each take their own. A TLS
-    // 1.2 session is used again and again.
-    static constexpr std::size_t sessions_per_name = 16;
+    // A client's sessions to resume, per server name, newest last, owned. A TLS 1.3 ticket is best used once (RFC
+    // 8446 appendix C.4), and OpenSSL marks a session spent once resumed, so several are kept: a server sends one or
+    // two after each handshake, and connections opened together each take their own. When one is left it is lent
+    // as a copy and kept (a server with stateless tickets, as OpenSSL's and nginx's, takes it again): connections
+    // opened at once beyond the tickets at hand still resume. A TLS 1.2 session is used again and again.
+    static constexpr std::size_t sessions_per_name = 64;
     std::mutex sessions_lock;
     std::map<std::string, std::deque<SSL_SESSION*>> sessions;
 
@@ -136,12 +137,15 @@ struct tls_context::impl {
                 kept.pop_back();
                 continue;
             }
-            if (SSL_SESSION_get_protocol_version(s) >= TLS1_3_VERSION) {
-                kept.pop_back(); // single use: its reference goes to the caller
-            } else {
+            if (SSL_SESSION_get_protocol_version(s) < TLS1_3_VERSION) {
                 SSL_SESSION_up_ref(s);
+                return s;
             }
-            return s;
+            if (kept.size() > 1) {
+                kept.pop_back(); // single use: its reference goes to the caller
+                return s;
+            }
+            return SSL_SESSION_dup(s); // the last: a copy, so that this one stays resumable
         }
         return nullptr;
     }
