@@ -323,6 +323,21 @@ void connect_as(SSL* ssl, tls_context::impl& c, const std::string& name) {
     }
 }
 
+// What the handshake of `ssl` agreed.
+tls_session_info info_of(SSL* ssl) {
+    tls_session_info i;
+    i.done = SSL_is_init_finished(ssl) == 1;
+    i.resumed = SSL_session_reused(ssl) == 1;
+    const unsigned char* alpn = nullptr;
+    unsigned length = 0;
+    SSL_get0_alpn_selected(ssl, &alpn, &length);
+    if (alpn != nullptr) {
+        i.alpn.assign(reinterpret_cast<const char*>(alpn), length);
+    }
+    i.version = SSL_get_version(ssl);
+    return i;
+}
+
 // Why a session of `c` failed, as a class of its own where verification says, else the protocol's; OpenSSL's error
 // queue cleared.
 std::error_code failure_of(SSL* ssl, const tls_context::impl& c) {
@@ -486,19 +501,7 @@ public:
     bool resumed() const noexcept override { return ssl_ != nullptr && handshaken_ && SSL_session_reused(ssl_) == 1; }
 
     tls_session_info info() const override {
-        tls_session_info i;
-        i.done = handshaken_;
-        if (ssl_ != nullptr && handshaken_) {
-            i.resumed = SSL_session_reused(ssl_) == 1;
-            const unsigned char* alpn = nullptr;
-            unsigned length = 0;
-            SSL_get0_alpn_selected(ssl_, &alpn, &length);
-            if (alpn != nullptr) {
-                i.alpn.assign(reinterpret_cast<const char*>(alpn), length);
-            }
-            i.version = SSL_get_version(ssl_);
-        }
-        return i;
+        return ssl_ != nullptr && handshaken_ ? info_of(ssl_) : tls_session_info{};
     }
 
     // --- transport_owner, for the inner transport ---
@@ -550,6 +553,7 @@ public:
             return;
         }
         shut_if_sent();
+        trim_after_handshake();
         flush();
     }
 
@@ -608,6 +612,29 @@ private:
     }
 
     std::error_code classify() { return failure_of(ssl_, *key_.context); }
+
+    // Once the handshake's flights are out, the buffers they grew are given back: the records' string and the two
+    // memory BIOs (a BUF_MEM keeps its largest size), a few kilobytes an idle connection would otherwise hold for
+    // its life. Once per session; what the requests need is grown again at their size.
+    void trim_after_handshake() {
+        if (trimmed_ || !handshaken_ || writing_inner_ || !pending_.empty() || BIO_ctrl_pending(wbio_) != 0) {
+            return;
+        }
+        trimmed_ = true;
+        std::string().swap(sending_);
+        std::string().swap(pending_);
+        if (BIO* w = BIO_new(BIO_s_mem())) {
+            SSL_set0_wbio(ssl_, w); // frees the old one
+            wbio_ = w;
+        }
+        if (BIO_ctrl_pending(rbio_) == 0) {
+            if (BIO* r = BIO_new(BIO_s_mem())) {
+                BIO_set_mem_eof_return(r, -1);
+                SSL_set0_rbio(ssl_, r);
+                rbio_ = r;
+            }
+        }
+    }
 
     // A session that ends tells its peer so (RFC 8446 §6.1: close_notify), or a careful peer takes the end for a
     // truncation. Sent straight on the socket, without waiting: the close that follows cancels what is in flight,
@@ -755,6 +782,7 @@ private:
     BIO* wbio_ = nullptr; // records out
     bool server_ = false;
     bool handshaken_ = false;
+    bool trimmed_ = false; // trim_after_handshake done
     bool reading_ = false;
     bool closed_ = false;
     bool in_call_ = false;
@@ -914,18 +942,7 @@ result<std::size_t> tls_stream::read(char* into, std::size_t room, deadline unti
 }
 
 tls_session_info tls_stream::info() const {
-    tls_session_info i;
-    SSL* ssl = impl_->ssl;
-    i.done = SSL_is_init_finished(ssl) == 1;
-    i.resumed = SSL_session_reused(ssl) == 1;
-    const unsigned char* alpn = nullptr;
-    unsigned length = 0;
-    SSL_get0_alpn_selected(ssl, &alpn, &length);
-    if (alpn != nullptr) {
-        i.alpn.assign(reinterpret_cast<const char*>(alpn), length);
-    }
-    i.version = SSL_get_version(ssl);
-    return i;
+    return info_of(impl_->ssl);
 }
 
 std::string kernel_tls_status() {
