@@ -854,20 +854,7 @@ struct tls_stream::impl {
         } else {
             return failure_of(ssl, *key.context);
         }
-        for (;;) {
-            const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - deadline::clock::now());
-            if (left.count() <= 0) {
-                return make_error_code(errc::timeout);
-            }
-            pollfd p{fd, events, 0};
-            const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count() + 1, 60'000)));
-            if (n > 0) {
-                return {};
-            }
-            if (n < 0 && errno != EINTR) {
-                return {errno, std::system_category()};
-            }
-        }
+        return wait_for_socket(fd, events, until) ? std::error_code{} : make_error_code(errc::timeout);
     }
 };
 

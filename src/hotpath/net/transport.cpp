@@ -7,6 +7,7 @@
 #include <hotpath/net/uring_transport.hpp>
 
 #include <linux/sockios.h>
+#include <poll.h>
 #include <sys/ioctl.h>
 #include <sys/socket.h>
 
@@ -28,6 +29,23 @@ std::uint64_t acknowledged_bytes(int fd, std::uint64_t sent) noexcept {
         return sent;
     }
     return sent - std::min<std::uint64_t>(sent, static_cast<std::uint64_t>(queued));
+}
+
+bool wait_for_socket(int fd, short events, std::chrono::steady_clock::time_point deadline) noexcept {
+    for (;;) {
+        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+        if (left.count() <= 0) {
+            return false;
+        }
+        pollfd p{fd, events, 0};
+        const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60'000)));
+        if (n > 0) {
+            return true;
+        }
+        if (n < 0 && errno != EINTR) {
+            return true; // the next call on the socket reports the error
+        }
+    }
 }
 
 peeked peek_socket(int fd) noexcept {

@@ -1,6 +1,7 @@
 // The byte stream under a connection: two implementations (io_uring, epoll) behind one small interface.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,10 @@ enum class peeked : std::uint8_t {
 
 // One recv(MSG_PEEK | MSG_DONTWAIT) of a byte on the connected socket `fd`: one system call, no allocation.
 peeked peek_socket(int fd) noexcept;
+// Waits on the calling thread until the socket `fd` is ready for `events` (POLLIN, POLLOUT) or `deadline` passes:
+// false at the deadline. A poll that fails returns true: the next call on the socket reports the error. For the
+// blocking requests of probe and of its TLS stream, never on a loop.
+bool wait_for_socket(int fd, short events, std::chrono::steady_clock::time_point deadline) noexcept;
 // Of `sent` bytes the kernel took for the connected socket `fd` (-1: closed), those the peer has acknowledged: less
 // those still in its send queue (SIOCOUTQ, one system call). `sent` when the queue cannot be read.
 std::uint64_t acknowledged_bytes(int fd, std::uint64_t sent) noexcept;

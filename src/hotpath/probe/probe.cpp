@@ -10,6 +10,7 @@
 #include <hotpath/net/address.hpp>
 #include <hotpath/net/connect.hpp>
 #include <hotpath/net/tls.hpp>
+#include <hotpath/net/transport.hpp>
 
 #include <fmt/core.h>
 
@@ -79,24 +80,6 @@ problem timed_out(const plan& p, std::string_view doing, errc error = errc::time
     return {error, fmt::format("timed out after {} {} (--timeout)", timeout_text(p.timeout), doing)};
 }
 
-// Waits until `fd` is ready for `events` or the deadline passes; false on the deadline. EINTR is retried.
-bool wait_for(int fd, short events, clock::time_point deadline) {
-    for (;;) {
-        const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - clock::now());
-        if (left.count() <= 0) {
-            return false;
-        }
-        pollfd p{fd, events, 0};
-        const int n = ::poll(&p, 1, static_cast<int>(std::min<std::int64_t>(left.count(), 60'000)));
-        if (n > 0) {
-            return true;
-        }
-        if (n < 0 && errno != EINTR) {
-            return true; // the next call on the socket reports the error
-        }
-    }
-}
-
 // A system error while `doing` something with `address` ("connecting", "sending the request", ...).
 problem from_errno(int e, const std::string& address, std::string_view doing) {
     switch (e) {
@@ -154,7 +137,7 @@ result<socket_fd, problem> connect_any(const plan& p, const std::vector<net::end
         if (::connect(fd.get(), reinterpret_cast<const sockaddr*>(&to.address), to.length) != 0) {
             e = errno;
             if (e == EINPROGRESS) {
-                if (!wait_for(fd.get(), POLLOUT, deadline)) {
+                if (!net::wait_for_socket(fd.get(), POLLOUT, deadline)) {
                     return timed_out(p, fmt::format("connecting to {}", address), errc::connect_timeout);
                 }
                 socklen_t length = sizeof e;
@@ -219,7 +202,7 @@ result<void, problem> send_all(const plan& p, connection& c, const std::string& 
         if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
             return from_errno(errno, address, "sending the request");
         }
-        if (!wait_for(fd, POLLOUT, deadline)) {
+        if (!net::wait_for_socket(fd, POLLOUT, deadline)) {
             return timed_out(p, "sending the request");
         }
     }
@@ -289,7 +272,7 @@ result<void, problem> receive(const plan& p, connection& c, clock::time_point st
             if (errno != EAGAIN && errno != EWOULDBLOCK) {
                 return from_errno(errno, s.address, "reading the response");
             }
-            if (!wait_for(fd, POLLIN, deadline)) {
+            if (!net::wait_for_socket(fd, POLLIN, deadline)) {
                 return timed_out(p, s.received_bytes == 0 ? "waiting for the first response byte"
                                     : in_body             ? "reading the response body"
                                                           : "reading the response head");
@@ -417,7 +400,6 @@ result<plan, problem> make_plan(const probe_options& o) {
     p.to = std::move(*to);
     p.tls = o.tls;
     if (p.to.tls()) {
-        p.tls.alpn = {"http/1.1"};
         if (auto made = net::tls_context::client(p.tls); !made) {
             return refuse(std::move(made).error().message); // a file that cannot be used: told before any request
         }
