@@ -39,6 +39,7 @@ struct serve_flags {
     std::string io = "auto";
     std::string access_log_format = "json";
     unsigned tls_handshake_timeout_s = 10;
+    std::string tls_min = "1.2";
 
     void add_to(CLI::App& cmd) {
         cmd.add_option("--address", options.address, "Address or host name to listen on")->capture_default_str();
@@ -99,7 +100,7 @@ struct serve_flags {
         cmd.add_option("--tls-cert", options.tls.cert_file,
                        "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads it");
         cmd.add_option("--tls-key", options.tls.key_file, "The certificate's private key (PEM)");
-        cmd.add_option("--tls-min", options.tls.min_version, "Lowest TLS version accepted: 1.2 or 1.3")
+        cmd.add_option("--tls-min", tls_min, "Lowest TLS version accepted: 1.2 or 1.3")
             ->capture_default_str()
             ->check(CLI::IsMember({"1.2", "1.3"}));
         cmd.add_option("--tls-client-ca", options.tls.client_ca_file,
@@ -124,6 +125,7 @@ struct serve_flags {
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
         options.limits.retry_after = std::chrono::seconds{retry_after_s};
         options.limits.tls_handshake_timeout = std::chrono::seconds{tls_handshake_timeout_s};
+        options.tls.min_version = tls_min == "1.3" ? net::tls_1_3 : net::tls_1_2;
         options.stall_threshold = std::chrono::milliseconds{stall_threshold_ms};
         options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
         options.access_log_format =
@@ -166,7 +168,7 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
     fmt::print("hotpath: serving {} on {} with {} event loop{} on {} (Ctrl-C stops)\n", name, srv.url(), srv.threads(),
                srv.threads() == 1 ? "" : "s", srv.io() == io_backend::uring ? "io_uring" : "epoll");
     if (tls.enabled()) {
-        fmt::print("hotpath: TLS {}+ with {} (SIGHUP reloads it); {}\n", tls.min_version, tls.cert_file,
+        fmt::print("hotpath: TLS {}+ with {} (SIGHUP reloads it); {}\n", flags.tls_min, tls.cert_file,
                    net::kernel_tls_status());
     }
     std::fflush(stdout);

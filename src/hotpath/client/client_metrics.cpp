@@ -47,9 +47,7 @@ result<std::shared_ptr<net::tls_context>> tls_context_of(shared_state& s) {
     const std::lock_guard lock(s.mutex);
     if (!s.tls_made) {
         s.tls_made = true;
-        net::tls_client_options o = s.options.tls;
-        o.alpn = {"http/1.1"};
-        if (auto made = net::tls_context::client(o)) {
+        if (auto made = net::tls_context::client(s.options.tls)) {
             s.tls = std::move(*made);
         } else {
             s.tls_error = made.error().code;

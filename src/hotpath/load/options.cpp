@@ -247,7 +247,6 @@ result<plan, problem> make_plan(const load_options& o) {
     }
     p.tls = o.tls;
     if (p.to.tls()) {
-        p.tls.alpn = {"http/1.1"};
         // The files are read now, so that a bad one is told before the run (the workers make the context again).
         if (auto made = net::tls_context::client(p.tls); !made) {
             return refuse(std::move(made).error().message);

@@ -34,14 +34,6 @@ inline std::error_code make_error_code(tls_errc e) noexcept {
     return {static_cast<int>(e), tls_category()};
 }
 
-struct tls_server_options {
-    std::string cert_file;           // the server's certificate chain (PEM), leaf first
-    std::string key_file;            // its private key (PEM)
-    int min_version = tls_1_2;       // tls_1_2 or tls_1_3
-    std::vector<std::string> alpn{}; // accepted, in order of preference; empty: no ALPN
-    std::string client_ca_file;      // mutual TLS: require a client certificate issued by these roots (PEM)
-};
-
 // An OpenSSL context, shared by every session made from it, on any loop. Its client sessions for resumption are
 // kept here, one per server name.
 class tls_context {

@@ -1,5 +1,5 @@
-// What a client asks of TLS for https:// URLs: the same options in the client library, `hotpath load`, probe and the
-// lab. Plain data, no OpenSSL (net/tls.hpp makes a context of them).
+// What a client asks of TLS for https:// URLs (the same options in the client library, `hotpath load`, probe and the
+// lab), and what a server serves with. Plain data, no OpenSSL (net/tls.hpp makes a context of them).
 #pragma once
 
 #include <string>
@@ -12,16 +12,27 @@ inline constexpr int tls_1_2 = 0x0303;
 inline constexpr int tls_1_3 = 0x0304;
 
 struct tls_client_options {
-    bool verify = true;              // the server's chain against the trusted roots, and its name (-k: off)
-    std::string ca_file;             // PEM roots to trust instead of the system's store; empty: the system's
-    std::string cert_file;           // mutual TLS: the client's certificate chain (PEM) ...
-    std::string key_file;            // ... and its key
-    int min_version = tls_1_2;       // tls_1_2 or tls_1_3
-    std::vector<std::string> alpn{}; // offered, in order ("http/1.1")
-    bool resume = true;              // resume sessions with a server (tickets): a full handshake only the first time
+    bool verify = true;                        // the server's chain against the trusted roots, and its name (-k: off)
+    std::string ca_file;                       // PEM roots to trust instead of the system's store; empty: the system's
+    std::string cert_file;                     // mutual TLS: the client's certificate chain (PEM) ...
+    std::string key_file;                      // ... and its key
+    int min_version = tls_1_2;                 // tls_1_2 or tls_1_3
+    std::vector<std::string> alpn{"http/1.1"}; // offered, in order
+    bool resume = true; // resume sessions with a server (tickets): a full handshake only the first time
     // The name sent as SNI and that the certificate must be for, instead of the URL's host (a URL with an address,
     // or a name that resolves elsewhere); empty: the URL's host.
     std::string server_name;
+};
+
+// HTTPS: the server's certificate and what it accepts (server_options::tls). Off while no file is named.
+struct tls_server_options {
+    std::string cert_file;                     // the certificate chain (PEM), leaf first
+    std::string key_file;                      // its private key (PEM)
+    int min_version = tls_1_2;                 // tls_1_2 or tls_1_3
+    std::vector<std::string> alpn{"http/1.1"}; // accepted, in order of preference; none in common: no ALPN
+    std::string client_ca_file;                // mutual TLS: require a client certificate issued by these roots (PEM)
+
+    bool enabled() const noexcept { return !cert_file.empty() || !key_file.empty(); }
 };
 
 } // namespace hotpath::net

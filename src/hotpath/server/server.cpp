@@ -178,24 +178,6 @@ server::~server() {
     }
 }
 
-namespace {
-
-// The server's TLS context from its options: the chain and key read now, so that a bad file is told at start.
-result<std::shared_ptr<net::tls_context>, problem> make_tls_context(const server_tls_options& o) {
-    if (o.min_version != "1.2" && o.min_version != "1.3") {
-        return problem{errc::invalid_value, "the lowest TLS version is 1.2 or 1.3, not '" + o.min_version + "'"};
-    }
-    net::tls_server_options t;
-    t.cert_file = o.cert_file;
-    t.key_file = o.key_file;
-    t.min_version = o.min_version == "1.3" ? net::tls_1_3 : net::tls_1_2;
-    t.alpn = o.alpn;
-    t.client_ca_file = o.client_ca_file;
-    return net::tls_context::server(t);
-}
-
-} // namespace
-
 result<void, problem> server::start() {
     auto& s = *impl_;
     if (s.started) {
@@ -214,7 +196,7 @@ result<void, problem> server::start() {
     std::uint16_t port = s.options.port;
     s.latency_bounds_ns = metrics::latency_bounds_ns(s.options.latency_objectives);
     if (s.options.tls.enabled()) {
-        auto made = make_tls_context(s.options.tls);
+        auto made = net::tls_context::server(s.options.tls);
         if (!made) {
             return std::move(made).error();
         }
@@ -321,7 +303,7 @@ result<void, problem> server::reload_tls() {
     if (!s.tls) {
         return problem{errc::invalid_value, "the server does not serve TLS"};
     }
-    auto made = make_tls_context(s.options.tls);
+    auto made = net::tls_context::server(s.options.tls);
     if (!made) {
         return std::move(made).error(); // the running context stays
     }

@@ -3,6 +3,7 @@
 
 #include <hotpath/core/result.hpp>
 #include <hotpath/http/limits.hpp>
+#include <hotpath/net/tls_options.hpp>
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/stats.hpp>
 
@@ -22,18 +23,6 @@ enum class io_backend : std::uint8_t { automatic, uring, epoll };
 enum class log_line_format : std::uint8_t {
     json,   // JSON lines: time, remote, method, target, route, status, bytes, duration and its parts in ms
     common, // the Common Log Format of Apache and nginx: host ident user [time] "request line" status bytes
-};
-
-// HTTPS: the server's certificate and what it accepts. Off while cert_file is empty.
-struct server_tls_options {
-    std::string cert_file;           // PEM: the certificate chain, leaf first
-    std::string key_file;            // PEM: its private key
-    std::string min_version = "1.2"; // the lowest TLS version accepted: "1.2" or "1.3"
-    std::string client_ca_file;      // mutual TLS: clients must present a certificate issued by these roots (PEM)
-    // Offered by ALPN, in order of preference; a client that offers none of them goes on without ALPN.
-    std::vector<std::string> alpn{"http/1.1"};
-
-    bool enabled() const noexcept { return !cert_file.empty() || !key_file.empty(); }
 };
 
 struct server_options {
@@ -64,8 +53,8 @@ struct server_options {
     std::string access_log;
     log_line_format access_log_format = log_line_format::json;
     std::size_t access_log_records = 4096;
-    // HTTPS on every loop, with limits.tls_handshake_timeout and limits.max_tls_handshakes (see server_tls_options).
-    server_tls_options tls;
+    // HTTPS on every loop, with limits.tls_handshake_timeout and limits.max_tls_handshakes.
+    net::tls_server_options tls;
     // Called on SIGHUP by wait_for_stop_signal(), after the TLS certificate is reloaded (a service's own data).
     std::function<void()> on_reload;
     // Where stall lines go, and the lines of a reload; stderr when empty. Called on the watchdog's thread (a stall)
