@@ -6,6 +6,7 @@
 #include <hotpath/client/json.hpp>
 #include <hotpath/core/error.hpp>
 #include <hotpath/core/when_all.hpp>
+#include <hotpath/http/url.hpp>
 #include <hotpath/net/tls.hpp>
 #include <hotpath/server/json.hpp>
 
@@ -135,10 +136,11 @@ void map_aggregator(app& routes, aggregator_options options) {
 }
 
 std::string check_aggregator_options(aggregator_options& o) {
-    if (client::check_url(o.upstream)) {
+    const auto upstream = http::parse_url(o.upstream);
+    if (!upstream) {
         return "bad --upstream '" + o.upstream + "' (e.g. http://127.0.0.1:5176)";
     }
-    if (o.upstream.rfind("https://", 0) == 0 || o.upstream.rfind("HTTPS://", 0) == 0) {
+    if (upstream->tls()) {
         if (auto made = net::tls_context::client(o.client.tls); !made) {
             return made.error().message; // a CA file that cannot be used: told at start, not at each call
         }
