@@ -10,7 +10,7 @@
 #include <hotpath/server/server.hpp>
 
 #include <CLI/CLI.hpp>
-#include <fmt/core.h>
+#include <fmt/format.h>
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -40,6 +40,8 @@ struct serve_flags {
     std::string access_log_format = "json";
     unsigned tls_handshake_timeout_s = 10;
     std::string tls_min = "1.2";
+    std::vector<std::string> tls_certs; // --tls-cert, in order: the first is served by default, the others by SNI
+    std::vector<std::string> tls_keys;  // --tls-key, one per --tls-cert, in the same order
 
     void add_to(CLI::App& cmd) {
         cmd.add_option("--address", options.address, "Address or host name to listen on")->capture_default_str();
@@ -97,9 +99,13 @@ struct serve_flags {
         cmd.add_flag("--server-timing", options.server_timing,
                      "Add a Server-Timing field to every response: where its time went (queue, app, downstream, "
                      "wait, total), shown by curl -v and browsers' developer tools");
-        cmd.add_option("--tls-cert", options.tls.cert_file,
-                       "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads it");
-        cmd.add_option("--tls-key", options.tls.key_file, "The certificate's private key (PEM)");
+        cmd.add_option("--tls-cert", tls_certs,
+                       "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads it. Given again, "
+                       "one more certificate, served to clients that ask (SNI) for a name it is for; the first "
+                       "serves the others")
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+        cmd.add_option("--tls-key", tls_keys, "The certificate's private key (PEM); one per --tls-cert, in order")
+            ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
         cmd.add_option("--tls-min", tls_min, "Lowest TLS version accepted: 1.2 or 1.3")
             ->capture_default_str()
             ->check(CLI::IsMember({"1.2", "1.3"}));
@@ -126,6 +132,15 @@ struct serve_flags {
         options.limits.retry_after = std::chrono::seconds{retry_after_s};
         options.limits.tls_handshake_timeout = std::chrono::seconds{tls_handshake_timeout_s};
         options.tls.min_version = tls_min == "1.3" ? net::tls_1_3 : net::tls_1_2;
+        options.tls.sni_certificates.clear();
+        for (std::size_t i = 0; i < std::min(tls_certs.size(), tls_keys.size()); ++i) {
+            if (i == 0) {
+                options.tls.cert_file = tls_certs[0];
+                options.tls.key_file = tls_keys[0];
+            } else {
+                options.tls.sni_certificates.push_back({tls_certs[i], tls_keys[i]});
+            }
+        }
         options.stall_threshold = std::chrono::milliseconds{stall_threshold_ms};
         options.io = io == "uring" ? io_backend::uring : io == "epoll" ? io_backend::epoll : io_backend::automatic;
         options.access_log_format =
@@ -146,8 +161,9 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
         ::close(fd);
     }
     const auto& tls = flags.options.tls;
-    if (tls.cert_file.empty() != tls.key_file.empty()) {
-        fmt::print(stderr, "hotpath: HTTPS needs both --tls-cert and --tls-key\n");
+    if (flags.tls_certs.size() != flags.tls_keys.size()) {
+        fmt::print(stderr, "hotpath: HTTPS needs one --tls-key for each --tls-cert ({} --tls-cert, {} --tls-key)\n",
+                   flags.tls_certs.size(), flags.tls_keys.size());
         return 2;
     }
     if (!tls.client_ca_file.empty() && !tls.enabled()) {
@@ -168,7 +184,8 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
     fmt::print("hotpath: serving {} on {} with {} event loop{} on {} (Ctrl-C stops)\n", name, srv.url(), srv.threads(),
                srv.threads() == 1 ? "" : "s", srv.io() == io_backend::uring ? "io_uring" : "epoll");
     if (tls.enabled()) {
-        fmt::print("hotpath: TLS {}+ with {} (SIGHUP reloads it); {}\n", flags.tls_min, tls.cert_file,
+        fmt::print("hotpath: TLS {}+ with {} (SIGHUP reloads {}); {}\n", flags.tls_min,
+                   fmt::join(flags.tls_certs, ", "), flags.tls_certs.size() == 1 ? "it" : "them",
                    net::kernel_tls_status());
     }
     std::fflush(stdout);

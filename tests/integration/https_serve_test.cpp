@@ -1,5 +1,6 @@
 // HTTPS with real peers: `hotpath serve --tls-cert` answering curl, openssl s_client, Python's ssl module and
-// headless Chromium; its close_notify, mutual TLS, handshake timeout and bound, SIGHUP reload and usage errors.
+// headless Chromium; certificates chosen by SNI, close_notify, mutual TLS, handshake timeout and bound, SIGHUP reload
+// and usage errors.
 #include "integration/https_support.hpp"
 
 #include <gtest/gtest.h>
@@ -294,12 +295,52 @@ TEST(https_test, sighup_reloads_the_certificate_for_new_connections_and_keeps_th
     EXPECT_EQ(out, "Hello, World!");
 }
 
+TEST(https_test, several_certificates_are_served_by_the_name_curl_openssl_and_load_ask_for) {
+    https_server srv(
+        serve_test_cert({"--tls-cert", test_cert("api.pem"), "--tls-key", test_cert("api.key"), "--tls-cert",
+                         test_cert("wildcard.pem"), "--tls-key", test_cert("wildcard.key")}));
+    ASSERT_NE(srv.port(), 0) << srv.first_line();
+    const std::string second = srv.line();
+    EXPECT_NE(second.find(test_cert("wildcard.pem")), std::string::npos) << second;
+    EXPECT_NE(second.find("SIGHUP reloads them"), std::string::npos) << second;
+    const std::string port = std::to_string(srv.port());
+    const std::string ca = test_cert("ca.pem");
+    // curl asks for each name (resolved to the server) and verifies what it is given.
+    for (const std::string name : {"api.test", "Portal.Apps.Test", "localhost"}) {
+        const auto [code, out] = curl("--cacert " + ca + " --resolve " + name + ":" + port + ":127.0.0.1 https://" +
+                                      name + ":" + port + "/plaintext");
+        EXPECT_EQ(code, 0) << name << ": " << out;
+        EXPECT_EQ(out, "Hello, World!") << name;
+    }
+    // A name no certificate is for gets the first (localhost's): curl refuses it as not for that name.
+    auto [code, out] = curl("--cacert " + ca + " --resolve nothing.test:" + port +
+                            ":127.0.0.1 https://nothing.test:" + port + "/plaintext");
+    EXPECT_EQ(code, 60) << out;
+    out = s_client(srv.port(), "-servername api.test -verify_hostname api.test -CAfile " + ca);
+    EXPECT_NE(out.find("subject=CN = api"), std::string::npos) << out;
+    EXPECT_NE(out.find("Verify return code: 0 (ok)"), std::string::npos) << out;
+    out = s_client(srv.port(), "-noservername -CAfile " + ca);
+    EXPECT_NE(out.find("subject=CN = server"), std::string::npos) << out;
+    // hotpath load to the address, naming the host with --sni: verified, every request answered.
+    std::tie(code, out) = run({"load", srv.url("/plaintext"), "-c", "2", "-n", "200", "-t", "1", "-q", "--cacert", ca,
+                               "--sni", "x.apps.test", "--json", "-"});
+    EXPECT_EQ(code, 0) << out;
+    auto doc = load_json(out);
+    EXPECT_EQ(number(doc, {"successes"}), 200u) << out;
+    srv.signal(SIGHUP);
+    const std::string said = srv.line();
+    EXPECT_NE(said.find("reloaded the TLS certificates"), std::string::npos) << said;
+    EXPECT_NE(said.find(test_cert("api.pem")), std::string::npos) << said;
+}
+
 TEST(https_test, serve_tls_usage_errors_exit_2_with_one_line) {
     const std::string cert = test_cert("server.pem");
     const std::string key = test_cert("server.key");
     const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
         {{"--tls-cert", cert}, "--tls-key"},
         {{"--tls-key", key}, "--tls-cert"},
+        {{"--tls-cert", cert, "--tls-key", key, "--tls-cert", test_cert("api.pem")}, "one --tls-key for each"},
+        {{"--tls-cert", cert, "--tls-key", key, "--tls-cert", test_cert("api.pem"), "--tls-key", key}, "api.pem"},
         {{"--tls-client-ca", test_cert("ca.pem")}, "--tls-client-ca"},
         {{"--tls-cert", "/nonexistent/server.pem", "--tls-key", key}, "/nonexistent/server.pem"},
         {{"--tls-cert", cert, "--tls-key", "/nonexistent/server.key"}, "/nonexistent/server.key"},

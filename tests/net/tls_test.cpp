@@ -292,6 +292,93 @@ TEST(tls_test, a_second_connection_resumes_the_first_ones_session) {
     }
 }
 
+// A server with several certificates: "other-name" first, then by SNI "server" (localhost), "api" (api.test),
+// "wildcard" (*.apps.test) and "cn-only.test" (a common name, no alternative names).
+tls_server_options several_certificates() {
+    tls_server_options so;
+    so.cert_file = cert("other-name.pem");
+    so.key_file = cert("other-name.key");
+    for (const char* name : {"server", "api", "wildcard", "cn-only.test"}) {
+        so.sni_certificates.push_back({cert(std::string(name) + ".pem"), cert(std::string(name) + ".key")});
+    }
+    return so;
+}
+
+TEST(tls_test, the_certificate_is_chosen_by_the_name_the_client_asks_for) {
+    auto server = tls_context::server(several_certificates());
+    ASSERT_TRUE(server.has_value()) << server.error().message;
+    const auto client = client_context();
+    const struct {
+        std::string name;
+        bool verified; // the certificate served is for the name
+    } cases[] = {
+        {"localhost", true},         {"API.test", true},         {"x.apps.test", true},
+        {"a.b.apps.test", false},    {"apps.test", false},       {"cn-only.test", true},
+        {"elsewhere.invalid", true}, {"unknown.example", false}, {"127.0.0.1", false}, // no SNI: the first
+    };
+    for (const auto& c : cases) {
+        exchange x;
+        x.client_context = client;
+        x.server_context = *server;
+        x.server_name = c.name;
+        x.run();
+        if (c.verified) {
+            EXPECT_EQ(x.client.got, x.reply) << c.name << ": " << x.client.write_error.message();
+            EXPECT_EQ(x.server_info.alpn, "http/1.1") << c.name; // ALPN still chosen after the switch
+        } else {
+            EXPECT_EQ(x.client.write_error, make_error_code(tls_errc::name_mismatch))
+                << c.name << ": " << x.client.write_error.message();
+        }
+    }
+    exchange again; // resumes the session of the certificate chosen by name
+    again.client_context = client;
+    again.server_context = *server;
+    again.server_name = "API.test";
+    again.run();
+    EXPECT_EQ(again.client.got, again.reply);
+    EXPECT_TRUE(again.client_info.resumed);
+}
+
+TEST(tls_test, a_certificate_chosen_by_name_still_needs_the_client_certificate) {
+    tls_server_options so = several_certificates();
+    so.client_ca_file = cert("ca.pem");
+    auto server = tls_context::server(so);
+    ASSERT_TRUE(server.has_value()) << server.error().message;
+    exchange without;
+    without.client_context = client_context();
+    without.server_context = *server;
+    without.server_name = "api.test";
+    without.run();
+    EXPECT_TRUE(without.client.got.empty());
+    EXPECT_EQ(without.server.end_error, make_error_code(tls_errc::peer_certificate_required))
+        << without.server.end_error.message();
+    tls_client_options co;
+    co.cert_file = cert("client.pem");
+    co.key_file = cert("client.key");
+    exchange with;
+    with.client_context = client_context(co);
+    with.server_context = *server;
+    with.server_name = "api.test";
+    with.run();
+    EXPECT_EQ(with.client.got, with.reply) << with.client.write_error.message();
+}
+
+TEST(tls_test, a_bad_certificate_among_several_is_named) {
+    tls_server_options so = several_certificates();
+    so.sni_certificates.push_back({cert("api.pem"), cert("wildcard.key")});
+    auto r = tls_context::server(so);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_NE(r.error().message.find("api.pem"), std::string::npos) << r.error().message;
+    so = several_certificates();
+    so.sni_certificates.push_back({certs() + "/nothing.pem", cert("api.key")});
+    r = tls_context::server(so);
+    ASSERT_FALSE(r.has_value());
+    EXPECT_NE(r.error().message.find("nothing.pem"), std::string::npos) << r.error().message;
+    so = several_certificates();
+    so.sni_certificates.push_back({cert("api.pem"), ""});
+    EXPECT_FALSE(tls_context::server(so).has_value());
+}
+
 TEST(tls_test, bad_files_and_versions_are_refused_in_one_line) {
     tls_server_options so;
     so.cert_file = cert("server.pem");

@@ -26,6 +26,7 @@
 #include <map>
 #include <mutex>
 #include <string_view>
+#include <unordered_map>
 
 namespace hotpath::net {
 
@@ -65,6 +66,14 @@ std::string openssl_error(std::string_view what) {
     return std::string(what) + ": " + text;
 }
 
+// A host name in lower case (ASCII: SNI's names are).
+std::string lower_case(std::string_view name) {
+    std::string out(name);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; });
+    return out;
+}
+
 bool is_address(const std::string& host) {
     unsigned char raw[sizeof(in6_addr)];
     return ::inet_pton(AF_INET, host.c_str(), raw) == 1 || ::inet_pton(AF_INET6, host.c_str(), raw) == 1;
@@ -102,6 +111,10 @@ struct tls_context::impl {
     static constexpr std::size_t sessions_per_name = 64;
     std::mutex sessions_lock;
     std::map<std::string, std::deque<SSL_SESSION*>> sessions;
+    // A server's further certificates (tls_server_options::sni_certificates), each a context of its own, owned, and
+    // which one serves each name (lower case; "*.example.com" for a wildcard): one lookup per handshake, however many.
+    std::vector<SSL_CTX*> named;
+    std::unordered_map<std::string, SSL_CTX*> by_name;
 
     ~impl() {
         for (auto& [name, kept] : sessions) {
@@ -109,7 +122,27 @@ struct tls_context::impl {
                 SSL_SESSION_free(s);
             }
         }
+        for (SSL_CTX* n : named) {
+            SSL_CTX_free(n);
+        }
         SSL_CTX_free(ctx);
+    }
+    // The context for a client that asked for `name`, or null: none is for it (the first certificate serves).
+    SSL_CTX* for_name(std::string_view name) const {
+        if (name.empty() || name.size() > 253) {
+            return nullptr;
+        }
+        std::string key = lower_case(name);
+        if (const auto it = by_name.find(key); it != by_name.end()) {
+            return it->second;
+        }
+        const std::size_t dot = key.find('.');
+        if (dot == std::string::npos || dot == 0) {
+            return nullptr;
+        }
+        key.replace(0, dot, "*"); // a wildcard covers one label
+        const auto it = by_name.find(key);
+        return it == by_name.end() ? nullptr : it->second;
     }
     // Keeps `s` (owned from now) as a session to resume with `name`.
     void keep(const std::string& name, SSL_SESSION* s) {
@@ -264,6 +297,79 @@ result<std::shared_ptr<tls_context>, problem> tls_context::client(const tls_clie
     return std::shared_ptr<tls_context>(new tls_context(std::move(p)));
 }
 
+namespace {
+
+// A server context for one certificate, with all of `o` but its files: every certificate's context takes the same
+// versions, ALPN and client verification, since a handshake moves to another one midway (after its SNI).
+result<SSL_CTX*, problem> server_context_for(const tls_server_options& o, const tls_certificate& certificate,
+                                             tls_context::impl& p) {
+    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+    if (ctx == nullptr) {
+        return problem{errc::invalid_value, openssl_error("TLS")};
+    }
+    SSL_CTX_set_min_proto_version(ctx, o.min_version);
+    SSL_CTX_set_mode(ctx, SSL_MODE_RELEASE_BUFFERS);
+    SSL_CTX_set_options(ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
+    auto fail = [ctx](problem why) -> result<SSL_CTX*, problem> {
+        SSL_CTX_free(ctx);
+        return why;
+    };
+    if (auto loaded = load_chain(ctx, certificate.cert_file, certificate.key_file); !loaded) {
+        return fail(std::move(loaded).error());
+    }
+    if (!o.client_ca_file.empty()) {
+        if (SSL_CTX_load_verify_locations(ctx, o.client_ca_file.c_str(), nullptr) != 1) {
+            return fail(problem{errc::invalid_value, openssl_error("client CA '" + o.client_ca_file + "'")});
+        }
+        SSL_CTX_set_client_CA_list(ctx, SSL_load_client_CA_file(o.client_ca_file.c_str()));
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
+    }
+    if (!p.alpn.empty()) {
+        SSL_CTX_set_alpn_select_cb(ctx, select_alpn, &p);
+    }
+    return ctx;
+}
+
+// The host names the leaf certificate of `ctx` is for, lower case: its DNS subject alternative names, or its common
+// name where it has none.
+std::vector<std::string> names_of(SSL_CTX* ctx) {
+    std::vector<std::string> names;
+    X509* leaf = SSL_CTX_get0_certificate(ctx);
+    if (leaf == nullptr) {
+        return names;
+    }
+    auto* alt = static_cast<GENERAL_NAMES*>(X509_get_ext_d2i(leaf, NID_subject_alt_name, nullptr, nullptr));
+    for (int i = 0; alt != nullptr && i < sk_GENERAL_NAME_num(alt); ++i) {
+        const GENERAL_NAME* g = sk_GENERAL_NAME_value(alt, i);
+        if (g->type == GEN_DNS) {
+            const ASN1_IA5STRING* dns = g->d.dNSName;
+            names.push_back(lower_case(std::string_view(reinterpret_cast<const char*>(ASN1_STRING_get0_data(dns)),
+                                                        static_cast<std::size_t>(ASN1_STRING_length(dns)))));
+        }
+    }
+    GENERAL_NAMES_free(alt);
+    if (names.empty()) {
+        char cn[256];
+        if (const int n = X509_NAME_get_text_by_NID(X509_get_subject_name(leaf), NID_commonName, cn, sizeof cn);
+            n > 0) {
+            names.push_back(lower_case(std::string_view(cn, static_cast<std::size_t>(n))));
+        }
+    }
+    return names;
+}
+
+// Moves a handshake to the certificate for the name its client asked for, if another than the first is.
+int select_certificate(SSL* ssl, int*, void* arg) {
+    const auto* c = static_cast<const tls_context::impl*>(arg);
+    const char* name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+    if (SSL_CTX* chosen = name != nullptr ? c->for_name(name) : nullptr) {
+        SSL_set_SSL_CTX(ssl, chosen);
+    }
+    return SSL_TLSEXT_ERR_OK;
+}
+
+} // namespace
+
 result<std::shared_ptr<tls_context>, problem> tls_context::server(const tls_server_options& o) {
     if (!valid_version(o.min_version)) {
         return problem{errc::invalid_value, "the lowest TLS version is 1.2 or 1.3"};
@@ -273,26 +379,34 @@ result<std::shared_ptr<tls_context>, problem> tls_context::server(const tls_serv
     }
     auto p = std::make_unique<impl>();
     p->server = true;
-    p->ctx = SSL_CTX_new(TLS_server_method());
-    if (p->ctx == nullptr) {
-        return problem{errc::invalid_value, openssl_error("TLS")};
-    }
-    SSL_CTX_set_min_proto_version(p->ctx, o.min_version);
-    SSL_CTX_set_mode(p->ctx, SSL_MODE_RELEASE_BUFFERS);
-    SSL_CTX_set_options(p->ctx, SSL_OP_NO_RENEGOTIATION | SSL_OP_CIPHER_SERVER_PREFERENCE);
-    if (auto loaded = load_chain(p->ctx, o.cert_file, o.key_file); !loaded) {
-        return std::move(loaded).error();
-    }
-    if (!o.client_ca_file.empty()) {
-        if (SSL_CTX_load_verify_locations(p->ctx, o.client_ca_file.c_str(), nullptr) != 1) {
-            return problem{errc::invalid_value, openssl_error("client CA '" + o.client_ca_file + "'")};
-        }
-        SSL_CTX_set_client_CA_list(p->ctx, SSL_load_client_CA_file(o.client_ca_file.c_str()));
-        SSL_CTX_set_verify(p->ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT, nullptr);
-    }
     p->alpn = alpn_wire(o.alpn);
-    if (!p->alpn.empty()) {
-        SSL_CTX_set_alpn_select_cb(p->ctx, select_alpn, p.get());
+    auto made = server_context_for(o, tls_certificate{o.cert_file, o.key_file}, *p);
+    if (!made) {
+        return std::move(made).error();
+    }
+    p->ctx = *made;
+    for (const tls_certificate& more : o.sni_certificates) {
+        if (more.cert_file.empty() || more.key_file.empty()) {
+            return problem{errc::invalid_value, "each TLS certificate needs its file and its key's"};
+        }
+        auto named = server_context_for(o, more, *p);
+        if (!named) {
+            return std::move(named).error();
+        }
+        p->named.push_back(*named);
+        const std::vector<std::string> names = names_of(*named);
+        if (names.empty()) {
+            return problem{errc::invalid_value, "the certificate '" + more.cert_file +
+                                                    "' names no host (no DNS subject alternative name nor common "
+                                                    "name): no client could ask for it"};
+        }
+        for (const std::string& name : names) {
+            p->by_name.try_emplace(name, *named); // the first certificate named for a host serves it
+        }
+    }
+    if (!p->named.empty()) {
+        SSL_CTX_set_tlsext_servername_callback(p->ctx, select_certificate);
+        SSL_CTX_set_tlsext_servername_arg(p->ctx, p.get());
     }
     return std::shared_ptr<tls_context>(new tls_context(std::move(p)));
 }

@@ -24,10 +24,20 @@ struct tls_client_options {
     std::string server_name;
 };
 
-// HTTPS: the server's certificate and what it accepts (server_options::tls). Off while no file is named.
+// A certificate chain (PEM, leaf first) and its private key (PEM).
+struct tls_certificate {
+    std::string cert_file;
+    std::string key_file;
+};
+
+// HTTPS: the server's certificates and what it accepts (server_options::tls). Off while no file is named.
 struct tls_server_options {
-    std::string cert_file;                     // the certificate chain (PEM), leaf first
-    std::string key_file;                      // its private key (PEM)
+    std::string cert_file; // the certificate chain (PEM), leaf first
+    std::string key_file;  // its private key (PEM)
+    // More certificates, each served to the clients that ask (SNI) for a name it is for: one of its DNS subject
+    // alternative names (`*.example.com` covers one label), or its common name where it has none. A client that
+    // asks for no name, or one none of them is for, gets the first (cert_file), as nginx's default server.
+    std::vector<tls_certificate> sni_certificates;
     int min_version = tls_1_2;                 // tls_1_2 or tls_1_3
     std::vector<std::string> alpn{"http/1.1"}; // accepted, in order of preference; none in common: no ALPN
     std::string client_ca_file;                // mutual TLS: require a client certificate issued by these roots (PEM)

@@ -378,7 +378,12 @@ void server::wait_for_stop_signal() {
     while (sigwait(&waited, &received) == 0 && received == SIGHUP) {
         if (impl_->tls != nullptr) {
             if (auto reloaded = reload_tls(); reloaded) {
-                say("hotpath: SIGHUP: reloaded the TLS certificate " + o.tls.cert_file + " for new connections");
+                std::string files = o.tls.cert_file;
+                for (const auto& more : o.tls.sni_certificates) {
+                    files += ", " + more.cert_file;
+                }
+                say("hotpath: SIGHUP: reloaded the TLS certificate" +
+                    std::string(o.tls.sni_certificates.empty() ? " " : "s ") + files + " for new connections");
             } else {
                 say("hotpath: SIGHUP: kept the running TLS certificate: " + reloaded.error().message);
             }
