@@ -68,6 +68,9 @@ runner define_lab(CLI::App& cmd) {
         c.add_option("--peers", o->run.peers_dir,
                      "Folder of the .NET originals (scripts/build-peers.sh; default: ../peers beside this program)");
         c.add_flag("!--no-originals", o->run.originals, "Run hotpath's side alone, without the .NET originals");
+        c.add_flag("--tls", o->run.tls,
+                   "Every service over HTTPS, the originals on Kestrel too, with one throw-away certificate made for "
+                   "the run");
     });
     when_chosen(*diagnose, [o](CLI::App& c) {
         auto& d = o->diagnose;

@@ -361,7 +361,7 @@
         const name = doc.case !== undefined ? String(doc.case) : "case " + (index + 1);
         section.dataset.case = name;
         document.getElementById("cases-nav").append(el("a", { href: "#" + id }, name));
-        section.append(el("h2", {}, name + (doc.quick ? " (quick)" : "")));
+        section.append(el("h2", {}, name + (doc.quick ? " (quick)" : "") + (doc.https ? " over HTTPS" : "")));
         if (doc.title) {
             section.append(el("p", { class: "note" }, String(doc.title)));
         }

@@ -141,6 +141,43 @@ TEST(lab_cli_test, fanout_quick_shows_sequential_slower_than_bounded) {
     std::filesystem::remove_all(out);
 }
 
+// --tls: every service over HTTPS with a certificate made for the run, the originals on Kestrel too (the aggregator
+// calling its weather upstream over HTTPS, trusting the run's CA), scraped over HTTPS; the verdict holds, and the
+// certificates' folder is gone afterwards.
+TEST(lab_cli_test, fanout_quick_over_tls_keeps_its_verdict_and_the_originals_serve_https_too) {
+    const std::string out = temp_dir("fanout_tls");
+    child lab({"lab", "fanout", "--quick", "--out", out, "--tls"});
+    const std::string said = lab.rest();
+    ASSERT_EQ(lab.wait_exit(150s), 0) << said;
+    EXPECT_NE(said.find("(over HTTPS)"), std::string::npos) << said;
+    const auto doc = read_result(out + "/fanout/result.json");
+    EXPECT_TRUE(doc.at("https").as_bool());
+    for (const auto& v : doc.at("variants").as_array()) {
+        EXPECT_EQ(v.at("url").as_string().subview().substr(0, 8), "https://") << v.at("name").as_string();
+        EXPECT_EQ(v.at("errors").to_number<double>(), 0) << v.at("name").as_string() << "\n" << said;
+        EXPECT_GT(v.at("requests").to_number<double>(), 0) << v.at("name").as_string();
+    }
+    const double sequential = variant(doc, "sequential").at("latency_ms").at("p95").to_number<double>();
+    const double bounded = variant(doc, "bounded").at("latency_ms").at("p95").to_number<double>();
+    EXPECT_GT(sequential, bounded) << said;
+    // The aggregator's report, read over HTTPS.
+    const auto& first = variant(doc, "sequential").at("diagnosis").as_array().at(0).as_object();
+    EXPECT_EQ(first.at("kind").as_string(), "sequential_calls") << said;
+    const auto peers = std::filesystem::path(HOTPATH_BINARY).parent_path().parent_path() / "peers";
+    if (std::filesystem::exists(peers / "platform" / "platform")) {
+        const auto& o = variant(doc, "sequential (Kestrel)");
+        EXPECT_EQ(o.at("url").as_string().subview().substr(0, 8), "https://");
+        EXPECT_GT(o.at("latency_ms").at("p95").to_number<double>(),
+                  variant(doc, "bounded (Kestrel)").at("latency_ms").at("p95").to_number<double>())
+            << said;
+    }
+    static const std::regex ca(R"(trusted through its CA alone \((\S+)/ca\.pem\))");
+    std::smatch m;
+    ASSERT_TRUE(std::regex_search(said, m, ca)) << said;
+    EXPECT_FALSE(std::filesystem::exists(m[1].str())) << "the run's certificates outlive it";
+    std::filesystem::remove_all(out);
+}
+
 TEST(lab_cli_test, freight_quick_shows_churn_slower_than_lean_and_removes_its_folder) {
     const std::string out = temp_dir("freight");
     child lab({"lab", "--quick", "--out", out, "freight"}); // options before the case name too

@@ -23,9 +23,9 @@ load::load_options nbomber_profile(double scale) {
     return o;
 }
 
-// The original's arguments: Kestrel on the port the lab chose, then the service's own.
+// The original's arguments: Kestrel on the port and scheme the lab chose, then the service's own.
 original_spec on_kestrel(const char* program, std::vector<std::string> args, std::string ready_path) {
-    original_spec o{program, {"--urls", "http://127.0.0.1:{port}"}, std::move(ready_path)};
+    original_spec o{program, {"--urls", "{scheme}://127.0.0.1:{port}"}, std::move(ready_path)};
     o.args.insert(o.args.end(), args.begin(), args.end());
     return o;
 }
@@ -174,8 +174,8 @@ case_spec redirect(bool quick) {
     v.load.requests = quick ? 10'000 : 100'000;
     v.load.no_keepalive = true;
     v.load.timeout = "10s";
-    // The seven-line original takes its port and the number of pictures as arguments (PORT N).
-    v.original = original_spec{"avatar", {"{port}", "10"}, "/nope"};
+    // The seven-line original takes its port and the number of pictures as arguments (PORT N), and the scheme.
+    v.original = original_spec{"avatar", {"{port}", "10", "{scheme}"}, "/nope"};
     c.variants.push_back(std::move(v));
     c.judged_by = {headline::metric::rps, "avatar", "", 8791.0, "8,791 req/s, mean 1.1 ms (a ten-year-old laptop)"};
     return c;

@@ -22,11 +22,15 @@ struct lab_options {
     // loads them where they are built. "" looks next to this executable (<its folder>/../peers).
     std::string peers_dir;
     bool originals = true; // --no-originals: hotpath's side alone
+    // --tls: every service over HTTPS, hotpath's and the originals, with one throw-away certificate made for the run
+    // (lab/certificates.hpp); the load and every scrape trust its CA alone.
+    bool tls = false;
 };
 
 // A write-up's own service for a variant or a shared service: the program <peers>/<program>/<program> with its
-// arguments ("{port}" is the port the lab chose, "{upstream}" the URL of the case's first shared original, "{dir}"
-// the case's folder), ready once GET `ready_path` answers anything (pick a path it answers at once).
+// arguments ("{port}" is the port the lab chose, "{scheme}" http or https, "{upstream}" the URL of the case's first
+// shared original, "{dir}" the case's folder), ready once GET `ready_path` answers anything (pick a path it answers at
+// once).
 struct original_spec {
     std::string program;
     std::vector<std::string> args;

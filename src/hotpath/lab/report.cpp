@@ -184,7 +184,7 @@ void print_headline(std::FILE* out, const case_outcome& c, const headline& h, st
 } // namespace
 
 void print_verdict(std::FILE* out, const case_outcome& c) {
-    fmt::print(out, "\n{}: {}\n", c.spec.name, c.spec.title);
+    fmt::print(out, "\n{}: {}{}\n", c.spec.name, c.spec.title, c.https ? " (over HTTPS)" : "");
     std::size_t width = 14; // a column per variant, wide enough for its name
     for (const auto& v : c.variants) {
         width = std::max(width, v.name.size() + 2);
@@ -342,6 +342,7 @@ std::string result_json(const case_outcome& c, const lab_options& o) {
     doc["case"] = c.spec.name;
     doc["title"] = c.spec.title;
     doc["quick"] = o.quick;
+    doc["https"] = c.https;
     boost::json::array variants;
     for (const auto& v : c.variants) {
         const load::results& r = v.results;

@@ -1,6 +1,7 @@
 // The lab's run: services up, load, scrape, diagnose, stop; one progress line per phase.
 #include <hotpath/lab/runner.hpp>
 
+#include <hotpath/lab/certificates.hpp>
 #include <hotpath/lab/dotnet_collector.hpp>
 #include <hotpath/lab/html_report.hpp>
 #include <hotpath/lab/report.hpp>
@@ -77,9 +78,13 @@ result<std::string, problem> originals_folder(const lab_options& o) {
 
 // The plan of a variant; its port is the service's, set once it runs. With `dir` empty (before the case's folder
 // exists) a scenario is left out: the plan then serves only to check the profile and to say how long it takes.
-result<load::plan, problem> variant_plan(const variant_spec& v, const std::string& dir) {
+// With `tls`, over HTTPS, trusting its CA alone.
+result<load::plan, problem> variant_plan(const variant_spec& v, const std::string& dir, const lab_certificates* tls) {
     load::load_options lo = v.load;
-    lo.url = "http://127.0.0.1:1" + v.path_and_query;
+    lo.url = (tls != nullptr ? "https://127.0.0.1:1" : "http://127.0.0.1:1") + v.path_and_query;
+    if (tls != nullptr) {
+        lo.tls.ca_file = tls->ca_file;
+    }
     lo.scenario = dir.empty() ? "" : replaced(lo.scenario, "{dir}", dir);
     return load::make_plan(lo);
 }
@@ -130,7 +135,7 @@ private:
 // Scrapes and diagnoses one service; a problem saying why when it cannot (a service whose loops are all blocked
 // does not answer: an outcome of the case, recorded, not a failure of the lab).
 result<void, problem> scrape(const service& s, std::string& json, std::vector<finding>& findings) {
-    auto got = get_local(s.port, "/debug/routes", scrape_timeout);
+    auto got = get_local(s, "/debug/routes", scrape_timeout);
     if (!got) {
         return std::move(got).error();
     }
@@ -155,6 +160,9 @@ struct lab_run {
     double seconds_left = 0;
     std::string peers;                        // the originals' folder, "" when they are not run
     std::optional<std::string> counters_tool; // dotnet-counters, where found
+    std::optional<lab_certificates> tls;      // --tls: what every service serves with
+
+    const lab_certificates* certificates() const { return tls ? &*tls : nullptr; }
 
     void say(const std::string& line) {
         fmt::print(progress, "hotpath lab: {}\n", line);
@@ -187,7 +195,7 @@ struct lab_run {
     result<void, problem> load_variant(const case_spec& c, const variant_spec& v, const std::string& dir,
                                        const service& target, variant_outcome& vo,
                                        const std::function<void(const load::plan&)>& before = {}) {
-        auto planned = variant_plan(v, dir);
+        auto planned = variant_plan(v, dir, certificates());
         if (!planned) {
             return problem{planned.error().code, fmt::format("{}/{}: {}", c.name, vo.name, planned.error().message)};
         }
@@ -227,7 +235,8 @@ struct lab_run {
             const std::uint16_t port = free_loopback_port();
             std::vector<std::string> argv{(std::filesystem::path(peers) / o.program / o.program).string()};
             for (const std::string& a : filled(o.args, upstream, dir)) {
-                argv.push_back(replaced(a, "{port}", std::to_string(port)));
+                argv.push_back(
+                    replaced(replaced(a, "{port}", std::to_string(port)), "{scheme}", tls ? "https" : "http"));
             }
             auto started = services.start_peer(o.program, argv, port, o.ready_path, start_timeout);
             if (started) {
@@ -297,6 +306,7 @@ struct lab_run {
     result<void, problem> run_case_in(const case_spec& c, const std::string& dir, service_set& services,
                                       case_outcome& outcome) {
         outcome.spec = c;
+        outcome.https = tls.has_value();
         std::vector<const service*> shared;
         for (const auto& args : c.shared) {
             auto started = services.start(filled(args, "", dir), start_timeout);
@@ -375,7 +385,7 @@ struct lab_run {
 
 int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     block_stop_signals();
-    lab_run run{o, progress, {}, 0, 0, 0, {}, {}};
+    lab_run run{o, progress, {}, 0, 0, 0, {}, {}, {}};
     auto cases = plan_cases(o);
     if (!cases) {
         fmt::print(stderr, "hotpath: {}\n", cases.error().message);
@@ -395,7 +405,7 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
     for (const case_spec& c : run.cases) {
         for (const variant_spec& v : c.variants) {
             // The profile checked before anything starts; the case makes its own with its scenario.
-            const auto p = variant_plan(v, "");
+            const auto p = variant_plan(v, "", nullptr);
             if (!p) {
                 fmt::print(stderr, "hotpath: {}/{}: {}\n", c.name, v.name, p.error().message);
                 return 1;
@@ -411,9 +421,23 @@ int run_lab(const lab_options& o, std::FILE* out, std::FILE* progress) {
         fmt::print(stderr, "hotpath: cannot create {}: {}\n", o.out_dir, ec.message());
         return 1;
     }
+    case_folder tls_folder; // the run's certificates, removed when it ends
+    if (o.tls) {
+        auto created = tls_folder.create("tls");
+        auto made = created ? make_lab_certificates(tls_folder.path())
+                            : result<lab_certificates, problem>(std::move(created).error());
+        if (!made) {
+            fmt::print(stderr, "hotpath: {}\n", made.error().message);
+            return 1;
+        }
+        run.tls = std::move(*made);
+        run.say(fmt::format("over HTTPS: every service serves a certificate made for this run, trusted through its CA "
+                            "alone ({})",
+                            run.tls->ca_file));
+    }
     std::vector<case_outcome> outcomes;
     for (const case_spec& c : run.cases) {
-        service_set services; // stops whatever is still running when the case ends, however it ends
+        service_set services(run.certificates()); // stops whatever is still running when the case ends
         case_outcome outcome;
         const auto ran = run.run_case(c, services, outcome);
         if (!ran || interrupted()) { // a signal during the last scrape still ends the lab

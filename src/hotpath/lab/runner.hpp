@@ -37,6 +37,7 @@ struct shared_outcome {
 
 struct case_outcome {
     case_spec spec;
+    bool https = false; // every service served over HTTPS (lab --tls)
     std::vector<variant_outcome> variants;
     std::vector<shared_outcome> shared;
 };

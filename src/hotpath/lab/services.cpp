@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <cerrno>
 #include <climits>
@@ -87,7 +88,24 @@ result<std::string, problem> self_path() {
 
 } // namespace
 
-result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv) {
+result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv, const std::vector<std::string>& env) {
+    // The child's environment, made before the fork (after it, only async-signal-safe calls): this process's, each
+    // of `env` in place of a variable of its name.
+    std::vector<std::string> variables = env;
+    for (char** e = environ; *e != nullptr; ++e) {
+        const std::string_view v(*e);
+        const std::string_view name = v.substr(0, v.find('='));
+        if (std::none_of(env.begin(), env.end(), [name](const std::string& mine) {
+                return mine.size() > name.size() && mine.compare(0, name.size(), name) == 0 && mine[name.size()] == '=';
+            })) {
+            variables.emplace_back(v);
+        }
+    }
+    std::vector<char*> cenv;
+    for (auto& v : variables) {
+        cenv.push_back(v.data());
+    }
+    cenv.push_back(nullptr);
     int out[2];
     if (::pipe2(out, O_CLOEXEC) != 0) {
         return service_problem(fmt::format("pipe: {}", std::strerror(errno)));
@@ -121,7 +139,7 @@ result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv)
         }
         ::dup2(out[1], STDOUT_FILENO);
         ::dup2(out[1], STDERR_FILENO);
-        ::execv(cargv[0], cargv.data());
+        ::execve(cargv[0], cargv.data(), cenv.data());
         ::_exit(127);
     }
     ::close(out[1]);
@@ -150,9 +168,11 @@ void note_signal(int signal_number) {
     }
 }
 
-result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view path_and_query,
+result<probe::fetched, problem> get_local(const service& s, std::string_view path_and_query,
                                           std::chrono::nanoseconds timeout) {
-    return probe::fetch(fmt::format("http://127.0.0.1:{}{}", port, path_and_query), timeout);
+    net::tls_client_options tls;
+    tls.ca_file = s.ca_file;
+    return probe::fetch(s.url() + std::string(path_and_query), timeout, 64 * 1024 * 1024, tls);
 }
 
 result<void, problem> run_command(const std::vector<std::string>& args, std::chrono::milliseconds timeout) {
@@ -206,8 +226,9 @@ service_set::~service_set() {
     stop_all();
 }
 
-result<service*, problem> service_set::spawn(const std::string& name, const std::vector<std::string>& argv) {
-    auto child = spawn_child(argv);
+result<service*, problem> service_set::spawn(const std::string& name, const std::vector<std::string>& argv,
+                                             const std::vector<std::string>& env) {
+    auto child = spawn_child(argv, env);
     if (!child) {
         return std::move(child).error();
     }
@@ -216,6 +237,9 @@ result<service*, problem> service_set::spawn(const std::string& name, const std:
     s.pid = child->pid;
     s.output = child->output;
     s.tail = std::make_shared<service::output_tail>();
+    if (tls_ != nullptr) {
+        s.ca_file = tls_->ca_file;
+    }
     return &s;
 }
 
@@ -250,7 +274,7 @@ result<const service*, problem> service_set::wait_ready(service& s, const std::s
     std::string why;
     std::string last;
     while (!interrupted()) {
-        if (auto a = get_local(s.port, path, std::chrono::milliseconds{500}); a && (any_status || a->status == 200)) {
+        if (auto a = get_local(s, path, std::chrono::milliseconds{500}); a && (any_status || a->status == 200)) {
             return &s;
         } else if (a) {
             last = fmt::format("GET {} answered {}", path, a->status);
@@ -285,13 +309,19 @@ result<const service*, problem> service_set::start(const std::vector<std::string
     for (const char* extra : {"--port", "0", "--drain-timeout", "1000"}) {
         argv.emplace_back(extra);
     }
+    if (tls_ != nullptr) {
+        argv.insert(argv.end(), {"--tls-cert", tls_->cert_file, "--tls-key", tls_->key_file});
+        if (std::find(args.begin(), args.end(), "--upstream") != args.end()) {
+            argv.insert(argv.end(), {"--upstream-cacert", tls_->ca_file}); // an upstream of the lab's is HTTPS too
+        }
+    }
     auto started = spawn(args.empty() ? "?" : args.front(), argv);
     if (!started) {
         return std::move(started).error();
     }
     service& s = **started;
     // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring (Ctrl-C stops)"
-    static const std::regex listening(R"(serving \S+ on http://[^ ]*:(\d+))");
+    static const std::regex listening(R"(serving \S+ on https?://[^ ]*:(\d+))");
     std::string line;
     std::string said;
     while (s.port == 0 && read_line(s.output, line, deadline)) {
@@ -322,7 +352,14 @@ result<const service*, problem> service_set::start_peer(const std::string& name,
         why = fmt::format("{}: {} is not an executable", name, argv.empty() ? std::string{"(nothing)"} : argv.front());
         return service_problem(std::move(why));
     }
-    auto spawned = spawn(name, argv);
+    std::vector<std::string> env;
+    if (tls_ != nullptr) {
+        // Kestrel's certificate for every https:// URL it is given (PEM, .NET 5 on), and the roots .NET's HttpClient
+        // trusts on Linux (OpenSSL's variable): an original that calls another trusts the lab's CA.
+        env = {"Kestrel__Certificates__Default__Path=" + tls_->cert_file,
+               "Kestrel__Certificates__Default__KeyPath=" + tls_->key_file, "SSL_CERT_FILE=" + tls_->ca_file};
+    }
+    auto spawned = spawn(name, argv, env);
     if (!spawned) {
         return std::move(spawned).error();
     }

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <hotpath/core/result.hpp>
+#include <hotpath/lab/certificates.hpp>
 
 #include <hotpath/probe/probe.hpp>
 
@@ -26,11 +27,6 @@ void block_stop_signals();
 bool interrupted();
 void note_signal(int signal_number);
 
-// GET http://127.0.0.1:<port><path_and_query> through probe::fetch (a connection of its own, blocking, at most
-// `timeout` in all): the lab's health checks and scrapes. A failure is probe's one line.
-result<probe::fetched, problem> get_local(std::uint16_t port, std::string_view path_and_query,
-                                          std::chrono::nanoseconds timeout);
-
 // Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
 // waits for it, at most `timeout` (then it is killed). A problem with its last line of output, or how it ended, when
 // it fails, times out or the lab is interrupted (errc::cancelled then).
@@ -42,8 +38,10 @@ struct spawned_child {
     int output = -1;
 };
 // Starts `argv` (argv[0] a path) with the lab's stop signals unblocked, stdin from /dev/null and its stdout and
-// stderr on one pipe; the kernel kills it should the lab die first. A problem when it cannot be started.
-result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv);
+// stderr on one pipe, this process's environment and `env` ("NAME=value", set over it); the kernel kills it should
+// the lab die first. A problem when it cannot be started.
+result<spawned_child, problem> spawn_child(const std::vector<std::string>& argv,
+                                           const std::vector<std::string>& env = {});
 
 // One running service. Its stdout and stderr go to a pipe that a thread of its own drains for as long as it runs
 // (a service that logs must never block on a full pipe), keeping the last lines for messages.
@@ -53,6 +51,7 @@ struct service {
     std::uint16_t port = 0;
     int output = -1;     // the read end of its stdout and stderr
     bool hotpath = true; // false for a peer: no /debug/routes, no /metrics of ours
+    std::string ca_file; // served over HTTPS: the CA its certificate is trusted through; "": plain HTTP
     std::thread drain;
     struct output_tail {
         std::mutex lock;
@@ -61,8 +60,15 @@ struct service {
     std::shared_ptr<output_tail> tail; // its last output (a few KiB), written by `drain` until it ends
     // What it wrote last, whole lines (thread-safe).
     std::string last_output() const;
-    std::string url() const { return "http://127.0.0.1:" + std::to_string(port); }
+    std::string url() const {
+        return (ca_file.empty() ? "http://127.0.0.1:" : "https://127.0.0.1:") + std::to_string(port);
+    }
 };
+
+// GET <s.url()><path_and_query> through probe::fetch (a connection of its own, blocking, at most `timeout` in all,
+// trusting s.ca_file over HTTPS): the lab's health checks and scrapes. A failure is probe's one line.
+result<probe::fetched, problem> get_local(const service& s, std::string_view path_and_query,
+                                          std::chrono::nanoseconds timeout);
 
 // Where scripts/build-peers.sh puts the .NET originals and their tools for this executable: ../peers beside it
 // (build/release/hotpath -> build/peers); "" when this executable's path cannot be read.
@@ -74,7 +80,10 @@ std::uint16_t free_loopback_port();
 // Owns the children it starts; its destructor stops those still running. Used from one thread.
 class service_set {
 public:
-    service_set() = default;
+    // With `tls`, every service serves HTTPS with its certificate (hotpath's with --tls-cert, trusting it for an
+    // --upstream; a peer, Kestrel, through its configuration's default certificate and SSL_CERT_FILE), and is reached
+    // over it. It must outlive the set.
+    explicit service_set(const lab_certificates* tls = nullptr) : tls_(tls) {}
     service_set(const service_set&) = delete;
     service_set& operator=(const service_set&) = delete;
     ~service_set();
@@ -83,8 +92,8 @@ public:
     // GET /debug/routes answers 200; all within `timeout`. A one-line problem on failure (the child is stopped).
     result<const service*, problem> start(const std::vector<std::string>& args, std::chrono::milliseconds timeout);
     // Runs a program that is not hotpath (a .NET original): `argv` as given, the lab having chosen `port` and put
-    // it into the arguments; ready once GET `ready_path` answers anything at all (a 404 is an answer). A one-line
-    // problem on failure (the child is stopped).
+    // it and the scheme (https://, with the set's certificates) into the arguments; ready once GET `ready_path` answers
+    // anything at all (a 404 is an answer). A one-line problem on failure (the child is stopped).
     result<const service*, problem> start_peer(const std::string& name, const std::vector<std::string>& argv,
                                                std::uint16_t port, const std::string& ready_path,
                                                std::chrono::milliseconds timeout);
@@ -96,10 +105,12 @@ public:
 
 private:
     // fork + exec of argv[0] with the lab's signals unblocked and its output on a pipe.
-    result<service*, problem> spawn(const std::string& name, const std::vector<std::string>& argv);
+    result<service*, problem> spawn(const std::string& name, const std::vector<std::string>& argv,
+                                    const std::vector<std::string>& env = {});
     // Waits until GET `path` answers (`any_status`, or 200) or the deadline; stops the child on failure.
     result<const service*, problem> wait_ready(service& s, const std::string& path, bool any_status,
                                                std::chrono::steady_clock::time_point deadline);
+    const lab_certificates* tls_ = nullptr;
     std::list<service> running_; // a list: the pointers start() hands out stay valid
 };
 
