@@ -341,6 +341,29 @@ TEST(probe_cli_test, malformed_and_missing_responses_are_named) {
                        " while reading the response\n");
 }
 
+// A TLS failure is named by its class: "tls_" and the class's name in the load's JSON. A peer that answers the
+// ClientHello in plain text fails the handshake itself: "tls_handshake", in the JSON and in the failures counted.
+TEST(probe_cli_test, a_failed_tls_handshake_is_named_by_its_class) {
+    test::raw_peer plain_text([](test::peer_socket& s, int) {
+        s.write("HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n");
+        std::this_thread::sleep_for(200ms);
+    });
+    const std::string address = "127.0.0.1:" + std::to_string(plain_text.port());
+    auto [code, out] = probe({"https://" + address + "/", "-n", "2", "--json"});
+    EXPECT_EQ(code, 4) << out;
+    const auto json_end = out.find('\n');
+    ASSERT_NE(json_end, std::string::npos) << out;
+    const auto doc = boost::json::parse(out.substr(0, json_end)).as_object();
+    EXPECT_EQ(doc.at("errors"), boost::json::parse(R"({"tls_handshake":2})")) << out;
+    for (const auto& sample : doc.at("samples").as_array()) {
+        EXPECT_EQ(sample.as_object().at("error").as_string(), "tls_handshake") << out;
+    }
+    EXPECT_EQ(out.substr(json_end + 1),
+              "hotpath: all 2 requests failed: 2 tls_handshake (first: TLS: the handshake failed (no common version or "
+              "cipher, or an alert from the peer) (" +
+                  address + ", while in the TLS handshake))\n");
+}
+
 TEST(probe_cli_test, method_headers_and_body_go_on_the_wire) {
     std::string seen; // written by the peer's thread, read once it is joined
     std::uint16_t port = 0;

@@ -1,5 +1,7 @@
 // The load engine against the project's own server on loopback: counts, rates, latency and the stall test.
+#include "support/test_certs.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/load/options.hpp>
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
 #include <hotpath/net/sleep.hpp>
@@ -514,6 +516,51 @@ TEST_F(load_test, thresholds_pass_and_fail) {
     EXPECT_TRUE(outcomes[0].pass);
     EXPECT_TRUE(outcomes[1].pass);
     EXPECT_FALSE(outcomes[2].pass);
+}
+
+// make_plan makes an https:// plan's TLS context and run() uses it, made once: a second run of the same plan resumes
+// the sessions of the first on every connection, where a copy whose context is dropped makes a new one (each of its
+// connections' first handshake in full).
+TEST(load_tls_test, a_plan_runs_on_the_tls_context_make_plan_checked) {
+    server_options serving;
+    serving.threads = 1;
+    serving.tls.cert_file = test::test_cert("server.pem");
+    serving.tls.key_file = test::test_cert("server.key");
+    const app routes = make_app();
+    test::test_server srv(routes, serving);
+    ASSERT_TRUE(srv.ok());
+    load::load_options o;
+    o.url = "https://127.0.0.1:" + std::to_string(srv.port()) + "/fast";
+    o.connections = 4;
+    o.threads = 1;
+    o.requests = 40;
+    o.no_keepalive = true; // a handshake per request: sessions resume within a run too
+    o.io = test::test_io() == io_backend::epoll ? load::plan::io_choice::epoll : load::plan::io_choice::automatic;
+    o.tls.ca_file = test::test_cert("ca.pem");
+    auto planned = load::make_plan(o);
+    ASSERT_TRUE(planned) << planned.error().message;
+    const load::plan p = std::move(*planned);
+    ASSERT_NE(p.tls_context, nullptr);
+
+    const auto first = run(p);
+    EXPECT_EQ(first.responses, 40u);
+    EXPECT_GE(first.handshakes.handshakes, 40u);
+    EXPECT_GE(first.handshakes.handshakes - first.handshakes.resumed, 1u) << "the first handshake is a full one";
+    const auto again = run(p);
+    EXPECT_EQ(again.responses, 40u);
+    EXPECT_GE(again.handshakes.handshakes, 40u);
+    EXPECT_EQ(again.handshakes.resumed, again.handshakes.handshakes) << "sessions of the first run, in its context";
+
+    load::plan anew = p;
+    anew.tls_context = nullptr;
+    const auto fresh = run(anew);
+    EXPECT_EQ(fresh.responses, 40u);
+    EXPECT_GE(fresh.handshakes.handshakes - fresh.handshakes.resumed, 1u) << "a context of its own, no session yet";
+    for (const net::tls_errc e : net::tls_errcs) {
+        EXPECT_EQ(first.handshakes.failures_of(e) + again.handshakes.failures_of(e) + fresh.handshakes.failures_of(e),
+                  0u)
+            << net::tls_errc_name(e);
+    }
 }
 
 } // namespace

@@ -100,6 +100,22 @@ TEST(options_test, conflicts_are_refused_naming_both_options) {
     EXPECT_NE(with([](load_options& c) { c.url.clear(); }).find("a URL is required"), std::string::npos);
 }
 
+// For an https:// target make_plan makes the run's TLS context, once: a file that cannot be used is told then, and
+// run() uses the context the plan keeps. None for http://.
+TEST(options_test, an_https_plan_keeps_the_tls_context_it_checked) {
+    load_options o;
+    o.url = "https://127.0.0.1:8443/";
+    const plan https = made(o);
+    EXPECT_NE(https.tls_context, nullptr);
+    const plan copy = https;
+    EXPECT_EQ(copy.tls_context, https.tls_context) << "copies share it";
+    o.url = "http://127.0.0.1:8080/";
+    EXPECT_EQ(made(o).tls_context, nullptr);
+    o.url = "https://127.0.0.1:8443/";
+    o.tls.ca_file = "/nonexistent/ca.pem";
+    EXPECT_NE(refused(o).find("--cacert '/nonexistent/ca.pem'"), std::string::npos);
+}
+
 TEST(options_test, validate_names_the_knobs_as_each_source_writes_them) {
     plan p;
     p.rate = 10;

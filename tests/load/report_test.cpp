@@ -409,6 +409,57 @@ TEST(load_json, how_a_run_ended_round_trips_and_merges) {
     EXPECT_EQ(merged.signal, SIGTERM);
 }
 
+// Over https://, failed handshakes are counted by class under "tls" -> "failures", keyed by net::tls_errc_name in
+// the classes' order (the keys of files written before, which `hotpath load merge` still reads), read back exactly,
+// added by a merge, and told in the console report: one line per class that failed, saying what to do.
+TEST(load_json, failed_handshakes_by_class_round_trip_merge_and_print) {
+    const plan p = make_plan(false);
+    auto r = make_results();
+    auto ignored = make_results();
+    record_random(*r, *ignored, 5, 200, 3);
+    r->measured = std::chrono::seconds{3};
+    r->tls = true;
+    r->handshakes.handshakes = 64;
+    r->handshakes.resumed = 60;
+    r->handshakes.handshake_time.record_ns(2 * ms, 64);
+    r->handshakes.failures_of(net::tls_errc::unknown_issuer) = 3;
+    r->handshakes.failures_of(net::tls_errc::peer_certificate_required) = 1;
+    const std::string doc = to_json(p, *r, evaluate(p, *r));
+    EXPECT_NE(doc.find(R"("failures":{"certificate_expired":0,"unknown_issuer":3,"name_mismatch":0,)"
+                       R"("certificate_invalid":0,"handshake":0,"client_certificate":1})"),
+              std::string::npos)
+        << doc;
+    auto back = std::make_unique<loaded_report>(must_read(doc));
+    EXPECT_EQ(json_of(*back), doc);
+    EXPECT_EQ(back->r.handshakes.failures_of(net::tls_errc::unknown_issuer), 3u);
+    EXPECT_EQ(back->r.handshakes.failures_of(net::tls_errc::peer_certificate_required), 1u);
+    EXPECT_EQ(back->r.handshakes.failures_of(net::tls_errc::handshake_failed), 0u);
+    expect_refused(with(doc, {"tls", "failures", "handshake"}, {}, true), "tls.failures", "a class missing");
+
+    const std::string path = write_temp("tls.json", doc);
+    std::string out;
+    std::string report;
+    ASSERT_TRUE(ok(merge_files({path, path}, out, report)));
+    std::filesystem::remove(path);
+    EXPECT_NE(out.find(R"("failures":{"certificate_expired":0,"unknown_issuer":6,"name_mismatch":0,)"
+                       R"("certificate_invalid":0,"handshake":0,"client_certificate":2})"),
+              std::string::npos)
+        << out;
+    EXPECT_NE(
+        report.find("\n  TLS failed   6 handshakes: the certificate's issuer is not trusted (self-signed, or a CA "
+                    "not in the store: --cacert FILE, or -k to skip verification)\n"),
+        std::string::npos)
+        << report;
+    EXPECT_NE(report.find("\n  TLS failed   2 handshakes: a client certificate is required and none was accepted\n"),
+              std::string::npos)
+        << report;
+    std::size_t lines = 0;
+    for (auto at = report.find("TLS failed"); at != std::string::npos; at = report.find("TLS failed", at + 1)) {
+        ++lines;
+    }
+    EXPECT_EQ(lines, 2u) << report;
+}
+
 TEST(load_json, every_field_of_the_wrong_kind_is_refused_or_ignored_without_crashing) {
     const std::string doc = valid_document();
     // Derived fields are recomputed from the exact state, so a wrong kind there is ignored; any other member

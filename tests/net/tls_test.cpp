@@ -15,8 +15,10 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unistd.h>
 
 namespace hotpath::net {
@@ -198,6 +200,37 @@ TEST(tls_test, a_large_write_and_alpn_and_tls_1_2) {
     EXPECT_EQ(x.client.got, x.reply);
     EXPECT_EQ(x.client_info.alpn, "http/1.1");
     EXPECT_EQ(x.server_info.alpn, "http/1.1");
+}
+
+// The one table of failure classes: their order and numbers (the load's counts are indexed by them), the short names
+// the load's JSON and probe print (fixed: files written earlier are read by `hotpath load merge`), and a line each.
+TEST(tls_test, each_failure_class_has_one_short_name_and_one_line) {
+    const struct {
+        tls_errc e;
+        std::string_view name;
+        std::string_view says;
+    } classes[] = {
+        {tls_errc::certificate_expired, "certificate_expired", "TLS: the certificate has expired"},
+        {tls_errc::unknown_issuer, "unknown_issuer", "TLS: the certificate's issuer is not trusted"},
+        {tls_errc::name_mismatch, "name_mismatch", "TLS: the certificate is not for this host name"},
+        {tls_errc::certificate_invalid, "certificate_invalid", "TLS: the certificate failed verification"},
+        {tls_errc::handshake_failed, "handshake", "TLS: the handshake failed"},
+        {tls_errc::peer_certificate_required, "client_certificate", "TLS: a client certificate is required"},
+    };
+    ASSERT_EQ(std::size(classes), tls_errcs.size());
+    for (std::size_t i = 0; i < tls_errcs.size(); ++i) {
+        const auto& c = classes[i];
+        EXPECT_EQ(tls_errcs[i], c.e) << c.name;
+        EXPECT_EQ(static_cast<std::size_t>(c.e), i + 1) << c.name;
+        EXPECT_EQ(tls_errc_name(c.e), c.name);
+        const std::error_code code = c.e; // is_error_code_enum
+        EXPECT_EQ(code.category(), tls_category());
+        EXPECT_STREQ(code.category().name(), "tls");
+        EXPECT_EQ(code.message().rfind(c.says, 0), 0u) << code.message();
+    }
+    static_assert(tls_errc_name(tls_errc::unknown_issuer) == "unknown_issuer"); // usable at compile time
+    EXPECT_EQ(tls_errc_name(static_cast<tls_errc>(0)), "");
+    EXPECT_EQ(tls_errc_name(static_cast<tls_errc>(tls_errcs.size() + 1)), "");
 }
 
 TEST(tls_test, each_refused_certificate_has_its_own_error) {

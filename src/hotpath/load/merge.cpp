@@ -1,6 +1,8 @@
 // Reading "hotpath-load/1" documents back into plans and results, checking every field, and merging runs.
 #include <hotpath/load/merge.hpp>
 
+#include <hotpath/net/tls_options.hpp>
+
 #include <boost/json.hpp>
 #include <boost/json/basic_parser_impl.hpp>
 #include <fmt/core.h>
@@ -545,8 +547,8 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
             return tls.failure();
         }
         fields failures(*failures_object, "tls.failures");
-        for (std::size_t i = 0; i < tls_failure_count; ++i) {
-            if (!failures.u64(to_string(static_cast<tls_failure>(i)), r.handshakes.failures[i])) {
+        for (const net::tls_errc e : net::tls_errcs) {
+            if (!failures.u64(net::tls_errc_name(e), r.handshakes.failures_of(e))) {
                 return failures.failure();
             }
         }

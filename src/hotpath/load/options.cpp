@@ -247,10 +247,12 @@ result<plan, problem> make_plan(const load_options& o) {
     }
     p.tls = o.tls;
     if (p.to.tls()) {
-        // The files are read now, so that a bad one is told before the run (the workers make the context again).
-        if (auto made = net::tls_context::client(p.tls); !made) {
+        // The files are read now, so that a bad one is told before the run; the run uses this context.
+        auto made = net::tls_context::client(p.tls);
+        if (!made) {
             return refuse(std::move(made).error().message);
         }
+        p.tls_context = std::move(*made);
     }
     // A thread without a connection of its own would never send its share of -n (wrk needs connections >=
     // threads; here the threads shrink instead).

@@ -50,9 +50,9 @@ std::string validate(const plan& p, plan_source source);
 
 // The plan `o` describes: the scenario file first (if any), then the options given, which override it (a model
 // option replaces the file's whole model: docs/scenarios.md); reads --body-file; resolves the thread count
-// (one per core unless given; never more threads than connections in a fixed-size run); then validate().
-// Fails with errc::invalid_value and a one-line reason for bad or conflicting options (bad usage) and for files
-// that cannot be read.
+// (one per core unless given; never more threads than connections in a fixed-size run); then validate(); for an
+// https:// target, makes the run's TLS context (plan::tls_context). Fails with errc::invalid_value and a one-line
+// reason for bad or conflicting options (bad usage) and for files that cannot be read or used.
 result<plan, problem> make_plan(const load_options& o);
 
 } // namespace hotpath::load

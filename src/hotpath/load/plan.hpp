@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -75,6 +76,11 @@ struct plan {
     // For an https:// target: verification, client certificate, lowest version, SNI, resumption. Each connection
     // handshakes before its first request is sent; the handshake is timed apart (results::tls), not in latency.
     net::tls_client_options tls;
+    // The client context made of `tls`, once: by make_plan (so that a file that cannot be used is told before the
+    // run), used by run() for every connection, whose sessions then resume on any worker's connections. Null for
+    // http://, or in a plan built by hand: run() then makes one. Shared by the plan's copies (their runs resume each
+    // other's sessions); made again only by setting it to null, after a change of `tls`.
+    std::shared_ptr<net::tls_context> tls_context;
     std::string method = "GET";
     std::vector<std::pair<std::string, std::string>> headers;
     std::string body;

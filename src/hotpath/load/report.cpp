@@ -1,6 +1,8 @@
 // The console report, the JSON document and threshold evaluation of a load run.
 #include <hotpath/load/report.hpp>
 
+#include <hotpath/net/tls_options.hpp>
+
 #include <boost/json.hpp>
 #include <fmt/core.h>
 
@@ -274,13 +276,13 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         } else {
             fmt::print(out, "  TLS          no handshake completed\n");
         }
-        for (std::size_t i = 0; i < tls_failure_count; ++i) {
-            if (t.failures[i] != 0) {
-                std::string why = tls_failure_text(static_cast<tls_failure>(i));
+        for (const net::tls_errc e : net::tls_errcs) {
+            if (t.failures_of(e) != 0) {
+                std::string why = net::make_error_code(e).message(); // what failed and what to do
                 if (why.rfind("TLS: ", 0) == 0) {
                     why.erase(0, 5);
                 }
-                fmt::print(out, "  TLS failed   {} handshakes: {}\n", t.failures[i], why);
+                fmt::print(out, "  TLS failed   {} handshakes: {}\n", t.failures_of(e), why);
             }
         }
     }
@@ -372,8 +374,8 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
         tls["resumed"] = t.resumed;
         tls["handshake_time"] = histogram_json(t.handshake_time);
         boost::json::object failures;
-        for (std::size_t i = 0; i < tls_failure_count; ++i) {
-            failures[to_string(static_cast<tls_failure>(i))] = t.failures[i];
+        for (const net::tls_errc e : net::tls_errcs) {
+            failures[net::tls_errc_name(e)] = t.failures_of(e);
         }
         tls["failures"] = std::move(failures);
         doc["tls"] = std::move(tls);

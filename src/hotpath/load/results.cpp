@@ -1,36 +1,9 @@
 // Merging per-worker results.
 #include <hotpath/load/results.hpp>
 
-#include <hotpath/net/tls.hpp>
-
 #include <algorithm>
 
 namespace hotpath::load {
-
-std::string_view to_string(tls_failure f) noexcept {
-    switch (f) {
-    case tls_failure::certificate_expired:
-        return "certificate_expired";
-    case tls_failure::unknown_issuer:
-        return "unknown_issuer";
-    case tls_failure::name_mismatch:
-        return "name_mismatch";
-    case tls_failure::certificate_invalid:
-        return "certificate_invalid";
-    case tls_failure::handshake:
-        return "handshake";
-    case tls_failure::client_certificate:
-        return "client_certificate";
-    case tls_failure::count_:
-        break;
-    }
-    return "unknown";
-}
-
-std::string tls_failure_text(tls_failure f) {
-    // net::tls_errc's own lines: one text for the load's report and a session's error.
-    return net::make_error_code(static_cast<net::tls_errc>(static_cast<int>(f) + 1)).message();
-}
 
 void tls_results::merge(const tls_results& other) {
     handshakes += other.handshakes;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <hotpath/metrics/histogram.hpp>
+#include <hotpath/net/tls_options.hpp>
 
 #include <array>
 #include <chrono>
@@ -19,23 +20,6 @@ enum class error_class : std::uint8_t { read, write, timeout, malformed, status,
 inline constexpr std::size_t error_class_count = static_cast<std::size_t>(error_class::count_);
 std::string_view to_string(error_class e) noexcept;
 
-// Why a TLS handshake failed (net::tls_errc's classes): a failed connection attempt of its own class, each told
-// in one line (tls_failure_text).
-enum class tls_failure : std::uint8_t {
-    certificate_expired,
-    unknown_issuer,
-    name_mismatch,
-    certificate_invalid,
-    handshake,
-    client_certificate,
-    count_
-};
-inline constexpr std::size_t tls_failure_count = static_cast<std::size_t>(tls_failure::count_);
-// "unknown_issuer", as the JSON names it.
-std::string_view to_string(tls_failure f) noexcept;
-// The line for a person: what failed and what to do ("... --cacert FILE, or -k ...").
-std::string tls_failure_text(tls_failure f);
-
 // Over TLS: the handshakes of the connections opened, timed apart from the requests' latency (as wrk does: a
 // request's time starts once its connection is ready).
 struct tls_results {
@@ -43,8 +27,12 @@ struct tls_results {
     std::uint64_t resumed = 0;    // of those, resumed sessions (no certificate exchange)
     // From the TCP connection's establishment to the handshake's end, all handshakes of the run (warm-up too).
     metrics::histogram handshake_time;
-    std::array<std::uint64_t, tls_failure_count> failures{}; // failed handshakes, by class (connect failures too)
+    // Failed handshakes (failed connection attempts too), by class: the count of net::tls_errc `e` is
+    // failures[e - 1], failures_of(e).
+    std::array<std::uint64_t, net::tls_errcs.size()> failures{};
 
+    std::uint64_t& failures_of(net::tls_errc e) noexcept { return failures[static_cast<std::size_t>(e) - 1]; }
+    std::uint64_t failures_of(net::tls_errc e) const noexcept { return failures[static_cast<std::size_t>(e) - 1]; }
     void merge(const tls_results& other);
 };
 

@@ -40,11 +40,14 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     const net::endpoint endpoint = found->front();
     std::shared_ptr<net::tls_context> tls; // one for the run: its sessions resume on any worker's connections
     if (p.to.tls()) {
-        auto made = net::tls_context::client(p.tls);
-        if (!made) {
-            return std::move(made).error();
+        tls = p.tls_context;  // make_plan's
+        if (tls == nullptr) { // a plan built by hand
+            auto made = net::tls_context::client(p.tls);
+            if (!made) {
+                return std::move(made).error();
+            }
+            tls = std::move(*made);
         }
-        tls = std::move(*made);
     }
     if (p.io == plan::io_choice::uring && !net::uring::available()) {
         return problem{std::make_error_code(std::errc::function_not_supported),

@@ -16,7 +16,8 @@ enum class progress_mode : std::uint8_t { none, terminal, lines };
 // goes to `progress_out` (a bar refreshed in place on a terminal, a line every 5 s otherwise). Errors
 // (an unresolvable host, io_uring asked for and missing) are values with a one-line message. When a signal ended
 // the run early and `stopped_by` is given, it receives that signal's number (else 0): a caller with work left
-// (`hotpath lab`) can stop too.
+// (`hotpath lab`) can stop too. Over https://, every connection's session is made from plan::tls_context (one is made
+// here when the plan has none).
 result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by = nullptr);
 
 } // namespace hotpath::load

@@ -302,15 +302,9 @@ void worker::on_handshake(clock::duration took, bool resumed) {
 }
 
 void worker::on_handshake_failed(std::error_code error) {
-    static_assert(static_cast<int>(net::tls_errc::certificate_expired) - 1 ==
-                      static_cast<int>(tls_failure::certificate_expired) &&
-                  static_cast<int>(net::tls_errc::peer_certificate_required) - 1 ==
-                      static_cast<int>(tls_failure::client_certificate));
-    if (error.category() == net::tls_category()) {
-        const auto i = static_cast<std::size_t>(error.value() - 1);
-        if (i < results_.handshakes.failures.size()) {
-            ++results_.handshakes.failures[i];
-        }
+    if (error.category() == net::tls_category() && error.value() >= 1 &&
+        error.value() <= static_cast<int>(net::tls_errcs.size())) {
+        ++results_.handshakes.failures_of(static_cast<net::tls_errc>(error.value()));
     }
     on_connect_result(error); // a failed attempt, with its reason
 }

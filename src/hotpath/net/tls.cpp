@@ -32,6 +32,7 @@ namespace hotpath::net {
 
 namespace {
 
+// One line for a person per class of tls_errc (the classes and their short names are in tls_options.hpp).
 class tls_error_category final : public std::error_category {
 public:
     const char* name() const noexcept override { return "tls"; }

@@ -20,20 +20,6 @@ struct ssl_ctx_st;
 
 namespace hotpath::net {
 
-// How a TLS session failed, each its own class (the load's results count them apart), with one line each.
-enum class tls_errc {
-    certificate_expired = 1,   // the peer's certificate (or one of its chain) is past its validity, or not yet valid
-    unknown_issuer,            // no trusted root issued it (self-signed, or a CA not in the store)
-    name_mismatch,             // it is not for the host asked for
-    certificate_invalid,       // any other verification failure (revoked, bad signature, wrong purpose)
-    handshake_failed,          // the protocol itself: no common version or cipher, a bad record, an alert
-    peer_certificate_required, // the server asked for a client certificate and none (or a refused one) was given
-};
-const std::error_category& tls_category() noexcept;
-inline std::error_code make_error_code(tls_errc e) noexcept {
-    return {static_cast<int>(e), tls_category()};
-}
-
 // An OpenSSL context, shared by every session made from it, on any loop. Its client sessions for resumption are
 // kept here, one per server name.
 class tls_context {
@@ -125,6 +111,3 @@ private:
 std::string kernel_tls_status();
 
 } // namespace hotpath::net
-
-template <>
-struct std::is_error_code_enum<hotpath::net::tls_errc> : std::true_type {};

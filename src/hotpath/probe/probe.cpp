@@ -400,9 +400,11 @@ result<plan, problem> make_plan(const probe_options& o) {
     p.to = std::move(*to);
     p.tls = o.tls;
     if (p.to.tls()) {
-        if (auto made = net::tls_context::client(p.tls); !made) {
+        auto made = net::tls_context::client(p.tls);
+        if (!made) {
             return refuse(std::move(made).error().message); // a file that cannot be used: told before any request
         }
+        p.tls_context = std::move(*made);
     }
     p.method = o.method.value_or(o.body ? "POST" : "GET");
     if (!http::is_token(p.method)) {
@@ -473,11 +475,14 @@ result<plan, problem> make_plan(const probe_options& o) {
 
 namespace {
 
-// The run's TLS context for an https:// plan (null for http://, or when the plan's files cannot be used: make_plan
-// told that already, and each request then fails with the line).
+// The run's TLS context for an https:// plan: make_plan's, or one made now for a plan built by hand (a problem when
+// its files cannot be used). Null for http://.
 result<std::shared_ptr<net::tls_context>, problem> context_for(const plan& p) {
     if (!p.to.tls()) {
         return std::shared_ptr<net::tls_context>();
+    }
+    if (p.tls_context != nullptr) {
+        return p.tls_context;
     }
     return net::tls_context::client(p.tls);
 }

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -40,11 +41,15 @@ struct plan {
     std::size_t keep_body_bytes = 0; // the first bytes of each body kept in sample::body
     // Per request, from its start to its response's last byte, every phase included (resolution and connect too).
     std::chrono::nanoseconds timeout = std::chrono::seconds{10};
-    net::tls_client_options tls; // https://: a context made for the run, its sessions resumed from one to the next
+    net::tls_client_options tls; // https://: its sessions resumed from one request to the next
+    // The client context made of `tls`, once: by make_plan (which so tells a file that cannot be used), used by run().
+    // Null for http://, or in a plan built by hand: run() then makes one for itself. Shared by the plan's copies
+    // (their runs resume each other's sessions); made again only by setting it to null, after a change of `tls`.
+    std::shared_ptr<net::tls_context> tls_context;
 };
 
 // The plan `o` describes, checked; errc::invalid_value and a one-line reason for bad usage (a bad URL, a bad header,
-// method or timeout, TLS files that cannot be used).
+// method or timeout, TLS files that cannot be used). For an https:// URL, makes the run's TLS context (tls_context).
 result<plan, problem> make_plan(const probe_options& o);
 
 // One metric of the response's Server-Timing fields, copied out of the response.

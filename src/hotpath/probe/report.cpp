@@ -2,7 +2,7 @@
 #include <hotpath/probe/report.hpp>
 
 #include <hotpath/load/report.hpp>
-#include <hotpath/net/tls.hpp>
+#include <hotpath/net/tls_options.hpp>
 
 #include <boost/json.hpp>
 #include <fmt/core.h>
@@ -150,17 +150,17 @@ std::string stats_row(std::string_view name, const stats& st, double scale) {
 
 // The failures counted by class, with the first message: "2 timeout, 1 reset (first: ...)".
 std::string failures_text(const std::vector<sample>& samples) {
-    std::vector<std::pair<std::string_view, std::size_t>> counts;
+    std::vector<std::pair<std::string, std::size_t>> counts;
     const sample* first = nullptr;
     for (const auto& s : samples) {
         if (s.ok()) {
             continue;
         }
         first = first == nullptr ? &s : first;
-        const auto name = failure_class(s);
+        std::string name = failure_class(s);
         auto it = std::find_if(counts.begin(), counts.end(), [&](const auto& c) { return c.first == name; });
         if (it == counts.end()) {
-            counts.emplace_back(name, 1);
+            counts.emplace_back(std::move(name), 1);
         } else {
             ++it->second;
         }
@@ -354,26 +354,13 @@ verdict judge(const std::vector<sample>& samples) noexcept {
     return verdict::nothing_answered;
 }
 
-std::string_view failure_class(const sample& s) noexcept {
+std::string failure_class(const sample& s) {
     if (s.ok()) {
         return "";
     }
     if (s.error.category() == net::tls_category()) {
-        switch (static_cast<net::tls_errc>(s.error.value())) {
-        case net::tls_errc::certificate_expired:
-            return "tls_certificate_expired";
-        case net::tls_errc::unknown_issuer:
-            return "tls_unknown_issuer";
-        case net::tls_errc::name_mismatch:
-            return "tls_name_mismatch";
-        case net::tls_errc::certificate_invalid:
-            return "tls_certificate_invalid";
-        case net::tls_errc::handshake_failed:
-            return "tls_handshake";
-        case net::tls_errc::peer_certificate_required:
-            return "tls_client_certificate";
-        }
-        return "tls";
+        const std::string_view name = net::tls_errc_name(static_cast<net::tls_errc>(s.error.value()));
+        return name.empty() ? "tls" : "tls_" + std::string(name);
     }
     if (s.error.category() != error_category()) {
         return "system";

@@ -8,7 +8,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace hotpath::probe {
@@ -44,9 +43,9 @@ enum class verdict : std::uint8_t { answered, nothing_answered, unresolved };
 verdict judge(const std::vector<sample>& samples) noexcept;
 
 // A short name of a failure's class: "refused", "timeout", "connect_timeout", "reset", "closed",
-// "malformed_response", "resolve_failed", a TLS class ("tls_unknown_issuer", ...: net::tls_errc), or "system" for
-// another error of the system.
-std::string_view failure_class(const sample& s) noexcept;
+// "malformed_response", "resolve_failed", a TLS class ("tls_" and its net::tls_errc_name: "tls_unknown_issuer"), or
+// "system" for another error of the system; "" for a success.
+std::string failure_class(const sample& s);
 
 // The console report of successful runs: a single request as a timeline of its phases with the status, sizes and
 // Server-Timing; several as a table of min/median/p95/max per phase and per Server-Timing metric, with the failed
