@@ -9,6 +9,8 @@ packages=(
     libgtest-dev libgmock-dev libbenchmark-dev libsqlite3-dev libtomlplusplus-dev
     # TLS: OpenSSL 3, and its command for the tests' throw-away certificates (scripts/make-test-certs.sh)
     libssl-dev openssl
+    # HTTP/2's framing: nghttp2 (src/hotpath/http/h2_session.cpp)
+    libnghttp2-dev
     # sanitizers and fuzzing (clang 14)
     clang-14 libclang-rt-14-dev
     # peers for tests and benchmarks

@@ -1,0 +1,306 @@
+// nghttp2 behind h2_session: callbacks that only tell the owner, bodies served from the session's own copies, and an
+// allocator that counts what nghttp2 holds.
+#include <hotpath/http/h2_session.hpp>
+
+#include <nghttp2/nghttp2.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <vector>
+
+namespace hotpath::http {
+
+namespace {
+
+class h2_error_category final : public std::error_category {
+public:
+    const char* name() const noexcept override { return "h2"; }
+    std::string message(int c) const override { return std::string("HTTP/2: ") + nghttp2_strerror(c); }
+};
+
+std::error_code h2_code(long long e) noexcept {
+    return {static_cast<int>(e), h2_category()};
+}
+
+// Every block nghttp2 takes carries its size in front (16 bytes, keeping malloc's alignment), so that the session's
+// holding is known at any time.
+struct counting_allocator {
+    std::size_t held = 0;
+
+    static constexpr std::size_t header = 16;
+
+    static void* allocate(std::size_t size, void* self) {
+        auto* a = static_cast<counting_allocator*>(self);
+        auto* block = static_cast<unsigned char*>(std::malloc(size + header));
+        if (block == nullptr) {
+            return nullptr;
+        }
+        std::memcpy(block, &size, sizeof size);
+        a->held += size;
+        return block + header;
+    }
+    static void release(void* p, void* self) {
+        if (p == nullptr) {
+            return;
+        }
+        auto* block = static_cast<unsigned char*>(p) - header;
+        std::size_t size = 0;
+        std::memcpy(&size, block, sizeof size);
+        static_cast<counting_allocator*>(self)->held -= size;
+        std::free(block);
+    }
+    static void* allocate_zeroed(std::size_t count, std::size_t size, void* self) {
+        if (size != 0 && count > SIZE_MAX / size) {
+            return nullptr;
+        }
+        void* p = allocate(count * size, self);
+        if (p != nullptr) {
+            std::memset(p, 0, count * size);
+        }
+        return p;
+    }
+    static void* reallocate(void* p, std::size_t size, void* self) {
+        if (p == nullptr) {
+            return allocate(size, self);
+        }
+        auto* a = static_cast<counting_allocator*>(self);
+        auto* block = static_cast<unsigned char*>(p) - header;
+        std::size_t old = 0;
+        std::memcpy(&old, block, sizeof old);
+        auto* grown = static_cast<unsigned char*>(std::realloc(block, size + header));
+        if (grown == nullptr) {
+            return nullptr;
+        }
+        std::memcpy(grown, &size, sizeof size);
+        a->held = a->held - old + size;
+        return grown + header;
+    }
+};
+
+// A body being sent: the session's copy, and how much of it has gone.
+struct outgoing_body {
+    std::string bytes;
+    std::size_t sent = 0;
+};
+
+std::string_view view(const std::uint8_t* p, std::size_t n) noexcept {
+    return {reinterpret_cast<const char*>(p), n};
+}
+
+} // namespace
+
+const std::error_category& h2_category() noexcept {
+    static const h2_error_category c;
+    return c;
+}
+
+struct h2_session::impl {
+    h2_events& events;
+    counting_allocator counter;
+    nghttp2_mem mem{};
+    nghttp2_session* session = nullptr;
+    // Bodies being sent, by stream, each where its data provider points until the stream closes.
+    std::map<std::int32_t, std::unique_ptr<outgoing_body>> bodies;
+
+    explicit impl(h2_events& e) : events(e) {
+        mem.mem_user_data = &counter;
+        mem.malloc = counting_allocator::allocate;
+        mem.free = counting_allocator::release;
+        mem.calloc = counting_allocator::allocate_zeroed;
+        mem.realloc = counting_allocator::reallocate;
+    }
+    ~impl() { nghttp2_session_del(session); }
+
+    static impl& of(void* user) { return *static_cast<impl*>(user); }
+
+    static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name, std::size_t namelen,
+                         const std::uint8_t* value, std::size_t valuelen, std::uint8_t, void* user) {
+        of(user).events.on_h2_field(frame->hd.stream_id, view(name, namelen), view(value, valuelen));
+        return 0;
+    }
+    static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+        h2_events& e = of(user).events;
+        switch (frame->hd.type) {
+        case NGHTTP2_HEADERS:
+            e.on_h2_headers(frame->hd.stream_id);
+            break;
+        case NGHTTP2_GOAWAY:
+            e.on_h2_goaway(frame->goaway.last_stream_id, static_cast<h2_error>(frame->goaway.error_code));
+            return 0;
+        case NGHTTP2_DATA:
+            break;
+        default:
+            return 0;
+        }
+        if ((frame->hd.flags & NGHTTP2_FLAG_END_STREAM) != 0) {
+            e.on_h2_end(frame->hd.stream_id);
+        }
+        return 0;
+    }
+    static int on_data_chunk(nghttp2_session*, std::uint8_t, std::int32_t stream, const std::uint8_t* data,
+                             std::size_t length, void* user) {
+        of(user).events.on_h2_data(stream, view(data, length));
+        return 0;
+    }
+    static int on_stream_close(nghttp2_session*, std::int32_t stream, std::uint32_t error, void* user) {
+        impl& self = of(user);
+        self.bodies.erase(stream);
+        self.events.on_h2_closed(stream, static_cast<h2_error>(error));
+        return 0;
+    }
+    static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
+                             std::uint32_t* flags, nghttp2_data_source* source, void*) {
+        auto* body = static_cast<outgoing_body*>(source->ptr);
+        const std::size_t n = std::min(length, body->bytes.size() - body->sent);
+        std::memcpy(buf, body->bytes.data() + body->sent, n);
+        body->sent += n;
+        if (body->sent == body->bytes.size()) {
+            *flags |= NGHTTP2_DATA_FLAG_EOF;
+        }
+        return static_cast<ssize_t>(n);
+    }
+
+    // The fields as nghttp2 takes them: pointing into the caller's strings (nghttp2 copies them when it queues).
+    static std::vector<nghttp2_nv> nv_of(std::span<const h2_field> fields) {
+        std::vector<nghttp2_nv> nv;
+        nv.reserve(fields.size());
+        for (const h2_field& f : fields) {
+            nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.name.data())),
+                          reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.value.data())), f.name.size(),
+                          f.value.size(), NGHTTP2_NV_FLAG_NONE});
+        }
+        return nv;
+    }
+};
+
+h2_session::h2_session(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
+h2_session::~h2_session() = default;
+
+std::unique_ptr<h2_session> h2_session::make(role r, h2_events& events, const h2_settings& settings) {
+    auto p = std::make_unique<impl>(events);
+    nghttp2_session_callbacks* callbacks = nullptr;
+    if (nghttp2_session_callbacks_new(&callbacks) != 0) {
+        return nullptr;
+    }
+    nghttp2_session_callbacks_set_on_header_callback(callbacks, impl::on_header);
+    nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, impl::on_frame_recv);
+    nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, impl::on_data_chunk);
+    nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, impl::on_stream_close);
+    nghttp2_option* option = nullptr;
+    if (nghttp2_option_new(&option) != 0) {
+        nghttp2_session_callbacks_del(callbacks);
+        return nullptr;
+    }
+    nghttp2_option_set_no_closed_streams(option, 1); // no RFC 7540 priority tree kept for closed streams
+    const int made = r == role::client ? nghttp2_session_client_new3(&p->session, callbacks, p.get(), option, &p->mem)
+                                       : nghttp2_session_server_new3(&p->session, callbacks, p.get(), option, &p->mem);
+    nghttp2_option_del(option);
+    nghttp2_session_callbacks_del(callbacks);
+    if (made != 0) {
+        return nullptr;
+    }
+    std::vector<nghttp2_settings_entry> entries{
+        {NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS, settings.max_concurrent_streams},
+        {NGHTTP2_SETTINGS_INITIAL_WINDOW_SIZE, settings.initial_window_size},
+        {NGHTTP2_SETTINGS_MAX_FRAME_SIZE, settings.max_frame_size},
+        {NGHTTP2_SETTINGS_HEADER_TABLE_SIZE, settings.header_table_size},
+        {NGHTTP2_SETTINGS_MAX_HEADER_LIST_SIZE, settings.max_header_list_size},
+    };
+    if (r == role::client) {
+        entries.push_back({NGHTTP2_SETTINGS_ENABLE_PUSH, 0});
+    }
+    if (nghttp2_submit_settings(p->session, NGHTTP2_FLAG_NONE, entries.data(), entries.size()) != 0 ||
+        nghttp2_session_set_local_window_size(p->session, NGHTTP2_FLAG_NONE, 0,
+                                              static_cast<std::int32_t>(settings.connection_window)) != 0) {
+        return nullptr;
+    }
+    return std::unique_ptr<h2_session>(new h2_session(std::move(p)));
+}
+
+std::error_code h2_session::receive(std::string_view bytes) {
+    const ssize_t n =
+        nghttp2_session_mem_recv(impl_->session, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+    return n < 0 ? h2_code(n) : std::error_code{};
+}
+
+std::error_code h2_session::produce(std::string& out, std::size_t high_water) {
+    while (out.size() < high_water) {
+        const std::uint8_t* data = nullptr;
+        const ssize_t n = nghttp2_session_mem_send(impl_->session, &data);
+        if (n < 0) {
+            return h2_code(n);
+        }
+        if (n == 0) {
+            break;
+        }
+        out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
+    }
+    return {};
+}
+
+bool h2_session::wants_read() const noexcept {
+    return nghttp2_session_want_read(impl_->session) != 0;
+}
+
+bool h2_session::wants_write() const noexcept {
+    return nghttp2_session_want_write(impl_->session) != 0;
+}
+
+bool h2_session::may_open_stream() const noexcept {
+    return nghttp2_session_check_request_allowed(impl_->session) != 0;
+}
+
+std::int32_t h2_session::request(std::span<const h2_field> fields, std::string_view body) {
+    const std::vector<nghttp2_nv> nv = impl::nv_of(fields);
+    if (body.empty()) {
+        return nghttp2_submit_request(impl_->session, nullptr, nv.data(), nv.size(), nullptr, nullptr);
+    }
+    // nghttp2 keeps a copy of the provider: it points at the body's final place before the stream has an id.
+    auto kept = std::make_unique<outgoing_body>(outgoing_body{std::string(body), 0});
+    nghttp2_data_provider provider{};
+    provider.source.ptr = kept.get();
+    provider.read_callback = impl::read_body;
+    const std::int32_t stream =
+        nghttp2_submit_request(impl_->session, nullptr, nv.data(), nv.size(), &provider, nullptr);
+    if (stream > 0) {
+        impl_->bodies.insert_or_assign(stream, std::move(kept));
+    }
+    return stream;
+}
+
+std::error_code h2_session::respond(std::int32_t stream, std::span<const h2_field> fields, std::string_view body) {
+    const std::vector<nghttp2_nv> nv = impl::nv_of(fields);
+    if (body.empty()) {
+        const int done = nghttp2_submit_response(impl_->session, stream, nv.data(), nv.size(), nullptr);
+        return done != 0 ? h2_code(done) : std::error_code{};
+    }
+    auto kept = std::make_unique<outgoing_body>(outgoing_body{std::string(body), 0});
+    nghttp2_data_provider provider{};
+    provider.source.ptr = kept.get();
+    provider.read_callback = impl::read_body;
+    const int done = nghttp2_submit_response(impl_->session, stream, nv.data(), nv.size(), &provider);
+    if (done != 0) {
+        return h2_code(done);
+    }
+    impl_->bodies.insert_or_assign(stream, std::move(kept));
+    return {};
+}
+
+std::error_code h2_session::reset(std::int32_t stream, h2_error error) {
+    const int done =
+        nghttp2_submit_rst_stream(impl_->session, NGHTTP2_FLAG_NONE, stream, static_cast<std::uint32_t>(error));
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+std::error_code h2_session::go_away(h2_error error) {
+    const int done = nghttp2_session_terminate_session(impl_->session, static_cast<std::uint32_t>(error));
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+std::size_t h2_session::bytes_held() const noexcept {
+    return impl_->counter.held;
+}
+
+} // namespace hotpath::http

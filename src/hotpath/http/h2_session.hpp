@@ -1,0 +1,118 @@
+// HTTP/2 framing (RFC 9113) as bytes in, bytes out: nghttp2 (Debian's libnghttp2) through its memory interface, for
+// a client or a server, with no socket and no loop. Its owner feeds it what the transport read (receive), sends what
+// it produces (produce), and hears of streams through h2_events. The only file that includes nghttp2.h is
+// h2_session.cpp; its memory goes through an allocator of its own that counts what the session holds.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <system_error>
+
+namespace hotpath::http {
+
+// What a session of nghttp2 refused, as nghttp2's own error (its message is nghttp2's text).
+const std::error_category& h2_category() noexcept;
+
+// A field of an HTTP/2 message: the pseudo-fields (":method", ":path", ":status", ...) first, names in lower case.
+struct h2_field {
+    std::string_view name;
+    std::string_view value;
+};
+
+// HTTP/2's error codes (RFC 9113 §7), as RST_STREAM and GOAWAY carry them.
+enum class h2_error : std::uint32_t {
+    no_error = 0x0,
+    protocol_error = 0x1,
+    internal_error = 0x2,
+    flow_control_error = 0x3,
+    settings_timeout = 0x4,
+    stream_closed = 0x5,
+    frame_size_error = 0x6,
+    refused_stream = 0x7,
+    cancel = 0x8,
+    compression_error = 0x9,
+    connect_error = 0xa,
+    enhance_your_calm = 0xb,
+    inadequate_security = 0xc,
+    http_1_1_required = 0xd,
+};
+
+// What the session tells its owner, from inside receive() and produce(): an owner records what it hears and acts
+// once the call has returned (it never calls the session back from here).
+class h2_events {
+public:
+    // One field of a message's header block (or of its trailers), in order.
+    virtual void on_h2_field(std::int32_t stream, std::string_view name, std::string_view value) = 0;
+    // The header block of `stream` is whole (HEADERS and its CONTINUATIONs).
+    virtual void on_h2_headers(std::int32_t stream) = 0;
+    // Body bytes of `stream`, as they arrive.
+    virtual void on_h2_data(std::int32_t stream, std::string_view bytes) = 0;
+    // The peer's side of `stream` ended (END_STREAM): the message is whole.
+    virtual void on_h2_end(std::int32_t stream) = 0;
+    // `stream` is closed: `error` is no_error when both sides ended, else why it was reset (by either side).
+    virtual void on_h2_closed(std::int32_t stream, h2_error error) = 0;
+    // The peer is going away: streams above `last_stream` were not and will not be processed.
+    virtual void on_h2_goaway(std::int32_t last_stream, h2_error error) = 0;
+
+protected:
+    ~h2_events() = default;
+};
+
+// The SETTINGS a session sends, and its connection's receive window. Kestrel's defaults (Http2Limits).
+struct h2_settings {
+    std::uint32_t max_concurrent_streams = 100;
+    std::uint32_t initial_window_size = 768 * 1024; // each stream's receive window
+    std::uint32_t connection_window = 1024 * 1024;  // the connection's receive window
+    std::uint32_t max_frame_size = 16 * 1024;
+    std::uint32_t header_table_size = 4096;
+    std::uint32_t max_header_list_size = 32 * 1024;
+};
+
+class h2_session {
+public:
+    enum class role { client, server };
+
+    // A session that sends `settings` first (a client: after the connection preface, which produce() writes). Null
+    // only when nghttp2 cannot make one (out of memory).
+    static std::unique_ptr<h2_session> make(role r, h2_events& events, const h2_settings& settings = {});
+    ~h2_session();
+    h2_session(const h2_session&) = delete;
+    h2_session& operator=(const h2_session&) = delete;
+
+    // Takes bytes the peer sent. An error (an h2_category code) means the connection is broken: what produce()
+    // gives (a GOAWAY where nghttp2 queued one) is the last to send before closing.
+    std::error_code receive(std::string_view bytes);
+    // Appends the frames ready to go to `out`, until none are left or `out` holds at least `high_water` bytes. An
+    // error (an h2_category code) means the session is broken.
+    std::error_code produce(std::string& out, std::size_t high_water = 256 * 1024);
+    // Whether the session still reads, or has frames to write: neither, and the connection may close.
+    bool wants_read() const noexcept;
+    bool wants_write() const noexcept;
+    // A client: whether a new stream may be opened now (not after the peer's GOAWAY, nor past its stream ids).
+    bool may_open_stream() const noexcept;
+
+    // A client's request: its fields (":method", ":scheme", ":authority", ":path" first) and its body (copied; none
+    // when empty). The new stream's id, or a negative nghttp2 error (the peer's GOAWAY, streams exhausted).
+    std::int32_t request(std::span<const h2_field> fields, std::string_view body = {});
+    // A server's response on `stream`: its fields (":status" first) and its body (copied).
+    std::error_code respond(std::int32_t stream, std::span<const h2_field> fields, std::string_view body = {});
+    // Resets `stream` with `error` (RST_STREAM).
+    std::error_code reset(std::int32_t stream, h2_error error);
+    // Ends the connection: a GOAWAY with `error` and the last stream processed; produce() then writes it.
+    std::error_code go_away(h2_error error);
+
+    // Bytes nghttp2 holds for this session right now (its allocations through the session's allocator).
+    std::size_t bytes_held() const noexcept;
+
+    struct impl;
+
+private:
+    explicit h2_session(std::unique_ptr<impl> p) noexcept;
+    std::unique_ptr<impl> impl_;
+};
+
+} // namespace hotpath::http
