@@ -183,11 +183,12 @@ TEST(h2_session_test, bodies_past_the_flow_control_windows_arrive_whole) {
     for (std::size_t i = 0; i < body.size(); ++i) {
         body[i] = static_cast<char>('a' + i % 26);
     }
+    const std::string length = std::to_string(body.size()); // outlives the fields that view it
     const std::vector<h2_field> fields{{":method", "POST"},
                                        {":scheme", "http"},
                                        {":authority", "localhost"},
                                        {":path", "/echo"},
-                                       {"content-length", std::to_string(body.size())}};
+                                       {"content-length", length}};
     const std::int32_t s = p.client->request(fields, body);
     ASSERT_GT(s, 0);
     p.pump();
