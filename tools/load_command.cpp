@@ -30,6 +30,7 @@ struct load_flags {
     std::string body_file;
     std::string timeout;
     unsigned pipeline = 1;
+    unsigned streams = 1;
     double rate = 0;
     unsigned max_connections = 0;
     std::string stages;
@@ -63,6 +64,13 @@ struct load_flags {
         cmd.add_option("--pipeline", pipeline, "Requests sent back to back per connection (closed model)")
             ->default_str("1")
             ->check(CLI::Range(1u, 1024u));
+        cmd.add_flag("--h2", o.h2,
+                     "HTTP/2: over https:// agreed through ALPN (h2 only offered), over http:// with prior knowledge");
+        cmd.add_flag("--h2c", o.h2c, "HTTP/2 over plain TCP with prior knowledge (http:// only)");
+        cmd.add_option("--streams", streams,
+                       "HTTP/2: requests in flight per connection, each on its own stream (h2load's -m)")
+            ->default_str("1")
+            ->check(CLI::Range(1u, 1000u));
         cmd.add_option("-R,--rate", rate,
                        "Open model: requests per second (> 0), latency measured from the scheduled send");
         cmd.add_option("--max-connections", max_connections,
@@ -122,6 +130,9 @@ struct load_flags {
         }
         if (given("--pipeline")) {
             o.pipeline = pipeline;
+        }
+        if (given("--streams")) {
+            o.streams = streams;
         }
         if (given("--rate")) {
             o.rate = rate;

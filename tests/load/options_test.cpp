@@ -100,6 +100,38 @@ TEST(options_test, conflicts_are_refused_naming_both_options) {
     EXPECT_NE(with([](load_options& c) { c.url.clear(); }).find("a URL is required"), std::string::npos);
 }
 
+// HTTP/2's knobs: --h2 or --h2c make an h2 plan (over https:// offering only h2 through ALPN), --streams needs one of
+// them, and HTTP/1.1's own knobs (--pipeline, --no-keepalive) are refused with it.
+TEST(options_test, http2_knobs_and_their_conflicts) {
+    load_options o;
+    o.url = "http://127.0.0.1:8080/";
+    o.streams = 10;
+    EXPECT_NE(refused(o).find("--streams needs HTTP/2 (--h2 or --h2c)"), std::string::npos);
+    o.h2c = true;
+    plan p = made(o);
+    EXPECT_TRUE(p.h2());
+    EXPECT_EQ(p.streams, 10u);
+    o.pipeline = 2;
+    EXPECT_NE(refused(o).find("--pipeline is HTTP/1.1's"), std::string::npos);
+    o.pipeline.reset();
+    o.no_keepalive = true;
+    EXPECT_NE(refused(o).find("--no-keepalive is HTTP/1.1's"), std::string::npos);
+    o.no_keepalive = false;
+    o.url = "https://127.0.0.1:8443/";
+    EXPECT_NE(refused(o).find("--h2c is HTTP/2 over plain TCP"), std::string::npos);
+    o.h2c = false;
+    o.h2 = true;
+    p = made(o);
+    EXPECT_TRUE(p.h2());
+    EXPECT_EQ(p.tls.alpn, std::vector<std::string>{"h2"});
+    EXPECT_NE(p.tls_context, nullptr);
+    o.streams = 1001;
+    EXPECT_NE(refused(o).find("--streams must be from 1 to 1000"), std::string::npos);
+    o.h2 = false;
+    o.streams.reset();
+    EXPECT_EQ(made(o).tls.alpn, std::vector<std::string>{"http/1.1"}) << "HTTP/1.1 unless asked";
+}
+
 // For an https:// target make_plan makes the run's TLS context, once: a file that cannot be used is told then, and
 // run() uses the context the plan keeps. None for http://.
 TEST(options_test, an_https_plan_keeps_the_tls_context_it_checked) {

@@ -130,5 +130,35 @@ TEST(plan_test, request_bytes) {
                                 "hotpath-load\r\nContent-Length: 5\r\nConnection: close\r\n\r\nhello");
 }
 
+// HTTP/2's fields of the same request: pseudo-fields first, names in lower case, Host as :authority, and the fields
+// HTTP/2 forbids left out (RFC 9113 §8.2.2), TE kept only as "trailers".
+TEST(plan_test, request_fields_for_http2) {
+    plan p;
+    p.to = {http::scheme::https, "example.test", 8443, "/a?b=c"};
+    request_spec q;
+    q.method = "PUT";
+    q.path_and_query = "/a?b=c";
+    q.body = "hello";
+    q.headers = {{"X-Id", "7"},     {"Connection", "keep-alive"}, {"Keep-Alive", "5"}, {"Transfer-Encoding", "x"},
+                 {"Upgrade", "h2c"}, {"TE", "gzip"},              {"te", "trailers"}};
+    using fields = std::vector<std::pair<std::string, std::string>>;
+    EXPECT_EQ(h2_request_fields(p, q), (fields{{":method", "PUT"},
+                                               {":scheme", "https"},
+                                               {":authority", "example.test:8443"},
+                                               {":path", "/a?b=c"},
+                                               {"x-id", "7"},
+                                               {"te", "trailers"},
+                                               {"user-agent", "hotpath-load"},
+                                               {"content-length", "5"}}));
+    q.headers = {{"Host", "other.test"}, {"User-Agent", "mine"}};
+    q.method = "GET";
+    q.body.clear();
+    EXPECT_EQ(h2_request_fields(p, q), (fields{{":method", "GET"},
+                                               {":scheme", "https"},
+                                               {":authority", "other.test"},
+                                               {":path", "/a?b=c"},
+                                               {"user-agent", "mine"}}));
+}
+
 } // namespace
 } // namespace hotpath::load

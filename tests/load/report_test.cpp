@@ -409,6 +409,66 @@ TEST(load_json, how_a_run_ended_round_trips_and_merges) {
     EXPECT_EQ(merged.signal, SIGTERM);
 }
 
+// HTTP/2 runs say their protocol and streams in "run", count their own error classes (reset, refused) and the requests
+// a GOAWAY left unprocessed; files written before HTTP/2 (without any of these) still read, as HTTP/1.1 runs whose
+// reset and refused counts are 0; the console report names the protocol.
+TEST(load_json, http2_fields_round_trip_and_older_files_still_read) {
+    plan p = make_plan(false);
+    p.http = plan::http_version::h2;
+    p.streams = 100;
+    auto r = make_results();
+    auto ignored = make_results();
+    record_random(*r, *ignored, 7, 200, 3);
+    r->measured = std::chrono::seconds{3};
+    r->retried_unprocessed = 42;
+    r->errors[static_cast<std::size_t>(error_class::reset)] = 5;
+    r->errors[static_cast<std::size_t>(error_class::refused)] = 6;
+    const std::string doc = to_json(p, *r, evaluate(p, *r));
+    EXPECT_NE(doc.find(R"("protocol":"h2c","streams":100)"), std::string::npos) << doc;
+    EXPECT_NE(doc.find(R"("retried_unprocessed":42)"), std::string::npos) << doc;
+    const loaded_report back = must_read(doc);
+    EXPECT_EQ(json_of(back), doc);
+    EXPECT_TRUE(back.p.h2());
+    EXPECT_EQ(back.p.streams, 100u);
+    EXPECT_EQ(back.r.retried_unprocessed, 42u);
+    EXPECT_EQ(back.r.errors[static_cast<std::size_t>(error_class::refused)], 6u);
+    expect_refused(with(doc, {"run", "protocol"}, "h3"), "run.protocol", "an unknown protocol");
+
+    // As written before HTTP/2.
+    std::string old = with(doc, {"run", "protocol"}, {}, true);
+    old = with(old, {"run", "streams"}, {}, true);
+    old = with(old, {"retried_unprocessed"}, {}, true);
+    old = with(old, {"errors", "reset"}, {}, true);
+    old = with(old, {"errors", "refused"}, {}, true);
+    const loaded_report before = must_read(old);
+    EXPECT_FALSE(before.p.h2());
+    EXPECT_EQ(before.r.retried_unprocessed, 0u);
+    EXPECT_EQ(before.r.errors[static_cast<std::size_t>(error_class::reset)], 0u);
+    EXPECT_EQ(before.r.errors[static_cast<std::size_t>(error_class::read)],
+              back.r.errors[static_cast<std::size_t>(error_class::read)]);
+
+    const auto printed = [](const plan& q, const results& rr) {
+        char* buffer = nullptr;
+        std::size_t size = 0;
+        std::FILE* memory = ::open_memstream(&buffer, &size);
+        print_report(memory, q, rr, {});
+        std::fclose(memory);
+        std::string text(buffer, size);
+        std::free(buffer);
+        return text;
+    };
+    const std::string text = printed(back.p, back.r);
+    EXPECT_NE(text.find("\n  Protocol     h2c (prior knowledge), 100 streams per connection; 42 requests sent "
+                              "again after a GOAWAY left them unprocessed\n"),
+              std::string::npos)
+        << text;
+    p.to.scheme = http::scheme::https;
+    const std::string over_tls = printed(p, *r);
+    EXPECT_NE(over_tls.find("\n  Protocol     h2 (ALPN), 100 streams"), std::string::npos) << over_tls;
+    const std::string plain = printed(make_plan(false), *r);
+    EXPECT_NE(plain.find("\n  Protocol     HTTP/1.1\n"), std::string::npos) << plain;
+}
+
 // Over https://, failed handshakes are counted by class under "tls" -> "failures", keyed by net::tls_errc_name in
 // the classes' order (the keys of files written before, which `hotpath load merge` still reads), read back exactly,
 // added by a merge, and told in the console report: one line per class that failed, saying what to do.
@@ -426,7 +486,7 @@ TEST(load_json, failed_handshakes_by_class_round_trip_merge_and_print) {
     r->handshakes.failures_of(net::tls_errc::peer_certificate_required) = 1;
     const std::string doc = to_json(p, *r, evaluate(p, *r));
     EXPECT_NE(doc.find(R"("failures":{"certificate_expired":0,"unknown_issuer":3,"name_mismatch":0,)"
-                       R"("certificate_invalid":0,"handshake":0,"client_certificate":1})"),
+                       R"("certificate_invalid":0,"handshake":0,"client_certificate":1,"alpn":0})"),
               std::string::npos)
         << doc;
     auto back = std::make_unique<loaded_report>(must_read(doc));
@@ -442,7 +502,7 @@ TEST(load_json, failed_handshakes_by_class_round_trip_merge_and_print) {
     ASSERT_TRUE(ok(merge_files({path, path}, out, report)));
     std::filesystem::remove(path);
     EXPECT_NE(out.find(R"("failures":{"certificate_expired":0,"unknown_issuer":6,"name_mismatch":0,)"
-                       R"("certificate_invalid":0,"handshake":0,"client_certificate":2})"),
+                       R"("certificate_invalid":0,"handshake":0,"client_certificate":2,"alpn":0})"),
               std::string::npos)
         << out;
     EXPECT_NE(

@@ -65,6 +65,8 @@ void expect_same(const plan& a, const plan& b) {
             EXPECT_EQ(x.checks[c].text, y.checks[c].text) << i << "." << c;
         }
     }
+    EXPECT_EQ(a.http, b.http);
+    EXPECT_EQ(a.streams, b.streams);
     EXPECT_EQ(a.data.source, b.data.source);
     EXPECT_EQ(a.data.columns, b.data.columns);
     EXPECT_EQ(a.data.rows, b.data.rows);
@@ -595,6 +597,34 @@ weight = 1e-3
     ASSERT_TRUE(test::ok(load_scenario(text, examples_dir(), q)));
     expect_same(p, q);
     EXPECT_EQ(to_toml(q), text);
+}
+
+// HTTP/2 in a scenario: load.http = "2" and load.streams, written back as read; other versions refused.
+TEST(scenario_test, http2_round_trips) {
+    plan p;
+    ASSERT_TRUE(test::ok(load_scenario(R"(url = "http://example.test:8081/"
+[load]
+http = "2"
+streams = 64
+
+[[request]]
+path = "/"
+)",
+                                       examples_dir(), p)));
+    EXPECT_TRUE(p.h2());
+    EXPECT_EQ(p.streams, 64u);
+    const std::string text = to_toml(p);
+    EXPECT_NE(text.find("http = \"2\"\nstreams = 64\n"), std::string::npos) << text;
+    plan q;
+    ASSERT_TRUE(test::ok(load_scenario(text, examples_dir(), q)));
+    expect_same(p, q);
+    plan r;
+    const auto refused = load_scenario(
+        "url = \"http://example.test/\"\n[load]\nhttp = \"3\"\n[[request]]\npath = \"/\"\n", examples_dir(), r);
+    ASSERT_FALSE(refused.has_value());
+    EXPECT_NE(refused.error().message.find("load.http is \"1.1\" or \"2\""), std::string::npos)
+        << refused.error().message;
+    EXPECT_FALSE(to_toml(plan{}).find("streams") != std::string::npos) << "HTTP/1.1 plans are written as before";
 }
 
 TEST(scenario_test, a_plan_without_a_scenario_is_written_as_one_request) {

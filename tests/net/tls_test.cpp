@@ -216,6 +216,7 @@ TEST(tls_test, each_failure_class_has_one_short_name_and_one_line) {
         {tls_errc::certificate_invalid, "certificate_invalid", "TLS: the certificate failed verification"},
         {tls_errc::handshake_failed, "handshake", "TLS: the handshake failed"},
         {tls_errc::peer_certificate_required, "client_certificate", "TLS: a client certificate is required"},
+        {tls_errc::no_common_protocol, "alpn", "TLS: the server agreed to none of the protocols offered"},
     };
     ASSERT_EQ(std::size(classes), tls_errcs.size());
     for (std::size_t i = 0; i < tls_errcs.size(); ++i) {

@@ -5,6 +5,7 @@
 #include <nghttp2/nghttp2.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -101,6 +102,7 @@ struct h2_session::impl {
     counting_allocator counter;
     nghttp2_mem mem{};
     nghttp2_session* session = nullptr;
+    bool settings_received = false;
     // Bodies being sent, by stream, each where its data provider points until the stream closes.
     std::map<std::int32_t, std::unique_ptr<outgoing_body>> bodies;
 
@@ -131,6 +133,9 @@ struct h2_session::impl {
             return 0;
         case NGHTTP2_DATA:
             break;
+        case NGHTTP2_SETTINGS:
+            of(user).settings_received = of(user).settings_received || (frame->hd.flags & NGHTTP2_FLAG_ACK) == 0;
+            return 0;
         default:
             return 0;
         }
@@ -150,9 +155,10 @@ struct h2_session::impl {
         self.events.on_h2_closed(stream, static_cast<h2_error>(error));
         return 0;
     }
+    template <typename Body>
     static ssize_t read_body(nghttp2_session*, std::int32_t, std::uint8_t* buf, std::size_t length,
                              std::uint32_t* flags, nghttp2_data_source* source, void*) {
-        auto* body = static_cast<outgoing_body*>(source->ptr);
+        auto* body = static_cast<Body*>(source->ptr);
         const std::size_t n = std::min(length, body->bytes.size() - body->sent);
         std::memcpy(buf, body->bytes.data() + body->sent, n);
         body->sent += n;
@@ -161,18 +167,30 @@ struct h2_session::impl {
         }
         return static_cast<ssize_t>(n);
     }
+};
 
-    // The fields as nghttp2 takes them: pointing into the caller's strings (nghttp2 copies them when it queues).
-    static std::vector<nghttp2_nv> nv_of(std::span<const h2_field> fields) {
-        std::vector<nghttp2_nv> nv;
-        nv.reserve(fields.size());
-        for (const h2_field& f : fields) {
-            nv.push_back({reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.name.data())),
-                          reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.value.data())), f.name.size(),
-                          f.value.size(), NGHTTP2_NV_FLAG_NONE});
+// The fields as nghttp2 takes them, pointing into the caller's strings (nghttp2 copies them when it queues): on the
+// stack for the usual few, on the heap past them.
+class nv_array {
+public:
+    explicit nv_array(std::span<const h2_field> fields) : size_(fields.size()) {
+        if (size_ > on_stack_.size()) {
+            on_heap_.resize(size_);
         }
-        return nv;
+        nghttp2_nv* to = data();
+        for (const h2_field& f : fields) {
+            *to++ = {reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.name.data())),
+                     reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.value.data())), f.name.size(),
+                     f.value.size(), NGHTTP2_NV_FLAG_NONE};
+        }
     }
+    nghttp2_nv* data() noexcept { return size_ > on_stack_.size() ? on_heap_.data() : on_stack_.data(); }
+    std::size_t size() const noexcept { return size_; }
+
+private:
+    std::size_t size_;
+    std::array<nghttp2_nv, 32> on_stack_;
+    std::vector<nghttp2_nv> on_heap_;
 };
 
 h2_session::h2_session(std::unique_ptr<impl> p) noexcept : impl_(std::move(p)) {}
@@ -253,7 +271,7 @@ bool h2_session::may_open_stream() const noexcept {
 }
 
 std::int32_t h2_session::request(std::span<const h2_field> fields, std::string_view body) {
-    const std::vector<nghttp2_nv> nv = impl::nv_of(fields);
+    nv_array nv(fields);
     if (body.empty()) {
         return nghttp2_submit_request(impl_->session, nullptr, nv.data(), nv.size(), nullptr, nullptr);
     }
@@ -261,7 +279,7 @@ std::int32_t h2_session::request(std::span<const h2_field> fields, std::string_v
     auto kept = std::make_unique<outgoing_body>(outgoing_body{std::string(body), 0});
     nghttp2_data_provider provider{};
     provider.source.ptr = kept.get();
-    provider.read_callback = impl::read_body;
+    provider.read_callback = impl::read_body<outgoing_body>;
     const std::int32_t stream =
         nghttp2_submit_request(impl_->session, nullptr, nv.data(), nv.size(), &provider, nullptr);
     if (stream > 0) {
@@ -270,8 +288,31 @@ std::int32_t h2_session::request(std::span<const h2_field> fields, std::string_v
     return stream;
 }
 
+std::int32_t h2_session::request(std::span<const h2_field> fields, h2_body* body, void* user) {
+    nv_array nv(fields);
+    if (body == nullptr) {
+        return nghttp2_submit_request(impl_->session, nullptr, nv.data(), nv.size(), nullptr, user);
+    }
+    nghttp2_data_provider provider{};
+    provider.source.ptr = body;
+    provider.read_callback = impl::read_body<h2_body>;
+    return nghttp2_submit_request(impl_->session, nullptr, nv.data(), nv.size(), &provider, user);
+}
+
+void* h2_session::stream_user(std::int32_t stream) const noexcept {
+    return nghttp2_session_get_stream_user_data(impl_->session, stream);
+}
+
+std::uint32_t h2_session::peer_max_concurrent_streams() const noexcept {
+    return nghttp2_session_get_remote_settings(impl_->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
+}
+
+bool h2_session::peer_settings_received() const noexcept {
+    return impl_->settings_received;
+}
+
 std::error_code h2_session::respond(std::int32_t stream, std::span<const h2_field> fields, std::string_view body) {
-    const std::vector<nghttp2_nv> nv = impl::nv_of(fields);
+    nv_array nv(fields);
     if (body.empty()) {
         const int done = nghttp2_submit_response(impl_->session, stream, nv.data(), nv.size(), nullptr);
         return done != 0 ? h2_code(done) : std::error_code{};
@@ -279,7 +320,7 @@ std::error_code h2_session::respond(std::int32_t stream, std::span<const h2_fiel
     auto kept = std::make_unique<outgoing_body>(outgoing_body{std::string(body), 0});
     nghttp2_data_provider provider{};
     provider.source.ptr = kept.get();
-    provider.read_callback = impl::read_body;
+    provider.read_callback = impl::read_body<outgoing_body>;
     const int done = nghttp2_submit_response(impl_->session, stream, nv.data(), nv.size(), &provider);
     if (done != 0) {
         return h2_code(done);

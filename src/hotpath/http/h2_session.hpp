@@ -62,6 +62,13 @@ protected:
     ~h2_events() = default;
 };
 
+// A request body its caller keeps (unchanged, with this record) until its stream is closed: nghttp2 reads it as the
+// peer's windows allow, and `sent` says how far it went.
+struct h2_body {
+    std::string_view bytes;
+    std::size_t sent = 0;
+};
+
 // The SETTINGS a session sends, and its connection's receive window. Kestrel's defaults (Http2Limits).
 struct h2_settings {
     std::uint32_t max_concurrent_streams = 100;
@@ -98,6 +105,15 @@ public:
     // A client's request: its fields (":method", ":scheme", ":authority", ":path" first) and its body (copied; none
     // when empty). The new stream's id, or a negative nghttp2 error (the peer's GOAWAY, streams exhausted).
     std::int32_t request(std::span<const h2_field> fields, std::string_view body = {});
+    // The same, with no copy: `body` (null for none) is the caller's until on_h2_closed of the stream, and `user`
+    // is the stream's own pointer for stream_user(). What a load generator sends many times a second.
+    std::int32_t request(std::span<const h2_field> fields, h2_body* body, void* user);
+    // The pointer given with the stream's request(), or null (an unknown or closed stream, or none given).
+    void* stream_user(std::int32_t stream) const noexcept;
+    // The peer's SETTINGS_MAX_CONCURRENT_STREAMS (100, nghttp2's assumption, until its SETTINGS arrive).
+    std::uint32_t peer_max_concurrent_streams() const noexcept;
+    // Whether the peer's first SETTINGS has arrived.
+    bool peer_settings_received() const noexcept;
     // A server's response on `stream`: its fields (":status" first) and its body (copied).
     std::error_code respond(std::int32_t stream, std::span<const h2_field> fields, std::string_view body = {});
     // Resets `stream` with `error` (RST_STREAM).

@@ -3,11 +3,37 @@
 
 #include <hotpath/net/transport.hpp>
 
+#include <algorithm>
 #include <utility>
 
 namespace hotpath::load {
 
-load_connection::load_connection(worker& owner) : owner_(owner), reader_(owner.limits_) {}
+load_connection::load_connection(worker& owner) : owner_(owner), reader_(owner.limits_) {
+    if (owner.plan_.h2()) {
+        h2_ = std::make_unique<h2_state>();
+        h2_->slots.resize(owner.plan_.streams);
+        h2_->closed.reserve(owner.plan_.streams);
+        for (std::uint32_t i = 0; i < h2_->slots.size(); ++i) {
+            h2_->slots[i].next = i + 1 < h2_->slots.size() ? i + 1 : no_slot;
+        }
+        h2_->free = 0;
+    }
+}
+
+unsigned load_connection::room() const noexcept {
+    if (h2_) {
+        return h2_room();
+    }
+    return connected_ && in_flight_.empty() && !closing_ ? std::max(1u, owner_.plan_.pipeline) : 0;
+}
+
+void load_connection::check_timeout(clock::time_point now, clock::duration timeout) {
+    if (h2_) {
+        h2_check_timeout(now, timeout);
+    } else if (!in_flight_.empty() && now - in_flight_.front().sent > timeout) {
+        abort(error_class::timeout);
+    }
+}
 
 load_connection::~load_connection() = default;
 
@@ -61,6 +87,15 @@ void load_connection::on_connected(int fd, std::error_code ec) {
 
 void load_connection::connected(clock::time_point now) {
     connected_ = true;
+    if (h2_) {
+        // The preface and SETTINGS go out in one write with the first requests.
+        h2_start();
+        h2_->receiving = true;
+        owner_.on_ready(*this, now);
+        h2_->receiving = false;
+        h2_flush();
+        return;
+    }
     owner_.on_ready(*this, now);
 }
 
@@ -76,6 +111,12 @@ void load_connection::on_transport_ready() {
     unconfirmed_ = true;
     handshake_took_ = now - handshake_started_;
     handshake_resumed_ = tls->resumed();
+    if (h2_ && tls->alpn() != "h2") {
+        // A server that ignores ALPN: it would speak HTTP/1.1. A failed attempt, as if it had refused h2.
+        unconfirmed_ = false;
+        handshake_failed(make_error_code(net::tls_errc::no_common_protocol));
+        return;
+    }
     connected(now);
 }
 
@@ -96,6 +137,10 @@ void load_connection::handshake_failed(std::error_code error) {
 }
 
 void load_connection::send(clock::time_point scheduled, unsigned count, clock::time_point now) {
+    if (h2_) {
+        h2_send(scheduled, count, now);
+        return;
+    }
     std::string_view bytes;
     const std::uint32_t index = owner_.pick(rendered_, bytes, count);
     for (unsigned i = 0; i < count; ++i) {
@@ -111,6 +156,12 @@ void load_connection::on_transport_written(std::error_code error) {
     }
     if (error && !closing_) {
         abort(error_class::write);
+        return;
+    }
+    if (h2_ && !closing_) {
+        h2_->writing = false;
+        h2_flush();
+        h2_settle();
     }
 }
 
@@ -121,6 +172,10 @@ void load_connection::on_transport_data(std::string_view bytes) {
     const auto now = clock::now(); // when these bytes arrived: for every response they complete
     confirm_handshake();
     owner_.on_bytes(bytes.size(), now);
+    if (h2_) {
+        h2_data(bytes, now);
+        return;
+    }
     in_.append(bytes);
     std::size_t pos = 0;
     for (;;) {
@@ -205,12 +260,20 @@ void load_connection::on_transport_end(std::error_code error) {
         // a failed connection attempt of that class; the requests written never reached HTTP.
         unconfirmed_ = false;
         in_flight_.clear();
+        if (h2_) {
+            h2_end(error_class::count_);
+        }
         handshake_failed_ = true;
         owner_.on_handshake_failed(error);
         close_transport();
         return;
     }
     confirm_handshake();
+    if (h2_) {
+        h2_end(error_class::read);
+        close_transport();
+        return;
+    }
     if (!in_flight_.empty() && reader_.end_of_input() == http::end_status::complete) {
         complete_response(clock::now());
         if (closing_) {
@@ -238,7 +301,9 @@ void load_connection::abort(error_class why) {
     }
     const std::size_t lost = in_flight_.size();
     in_flight_.clear();
-    if (why != error_class::count_) {
+    if (h2_) {
+        h2_end(why);
+    } else if (why != error_class::count_) {
         owner_.on_error(*this, why, lost);
     }
     if (connecting_) {
@@ -258,6 +323,9 @@ void load_connection::close_transport() {
 }
 
 void load_connection::on_transport_closed() {
+    if (h2_) {
+        h2_end(error_class::count_); // nothing is in flight by now; the session goes with its connection
+    }
     transport_.reset();
     closing_ = false;
     in_.clear();

@@ -440,6 +440,17 @@ result<void, problem> read_plan(fields& doc, plan& p) {
         !run.nanoseconds("planned_ns", planned) || !run.nanoseconds("warmup_ns", p.warmup)) {
         return run.failure();
     }
+    // Written since HTTP/2; absent from older files (HTTP/1.1).
+    if (run.has("protocol")) {
+        std::string protocol;
+        if (!run.text("protocol", protocol) || !run.u32("streams", p.streams, 1)) {
+            return run.failure();
+        }
+        if (protocol != "http/1.1" && protocol != "h2" && protocol != "h2c") {
+            return run.fail("protocol", "is \"http/1.1\", \"h2\" or \"h2c\"");
+        }
+        p.http = protocol == "http/1.1" ? plan::http_version::http1_1 : plan::http_version::h2;
+    }
     auto to = http::parse_url(url);
     if (!to) {
         return run.fail("url", "'" + url + "': " + to.error().message);
@@ -497,15 +508,27 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
         !doc.u64("late", r.late) || !doc.u64("unsent", r.unsent)) {
         return doc.failure();
     }
+    if (doc.has("retried_unprocessed") && !doc.u64("retried_unprocessed", r.retried_unprocessed)) {
+        return doc.failure();
+    }
     const json::object* errors_object = doc.object("errors");
     if (errors_object == nullptr) {
         return doc.failure();
     }
     fields errors(*errors_object, "errors");
+    // HTTP/2's classes are absent from files written before it.
+    std::size_t classes = 0;
     for (std::size_t e = 0; e < error_class_count; ++e) {
-        if (!errors.u64(to_string(static_cast<error_class>(e)), r.errors[e])) {
+        const auto name = to_string(static_cast<error_class>(e));
+        const bool since_h2 = e == static_cast<std::size_t>(error_class::reset) ||
+                              e == static_cast<std::size_t>(error_class::refused);
+        if (since_h2 && !errors.has(name)) {
+            continue;
+        }
+        if (!errors.u64(name, r.errors[e])) {
             return errors.failure();
         }
+        ++classes;
     }
     // Files written before connection attempts were counted apart held them as errors.connect.
     std::uint64_t legacy_connect = 0;
@@ -513,7 +536,7 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
     if (has_legacy_connect && !errors.u64("connect", legacy_connect)) {
         return errors.failure();
     }
-    if (errors_object->size() != error_class_count + (has_legacy_connect ? 1 : 0)) {
+    if (errors_object->size() != classes + (has_legacy_connect ? 1 : 0)) {
         return bad_document("errors has an unknown error class");
     }
     // Written since connection attempts are counted apart; absent from older files.
@@ -548,6 +571,9 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
         }
         fields failures(*failures_object, "tls.failures");
         for (const net::tls_errc e : net::tls_errcs) {
+            if (e == net::tls_errc::no_common_protocol && !failures.has(net::tls_errc_name(e))) {
+                continue; // written since HTTP/2 (ALPN h2); absent from older files
+            }
             if (!failures.u64(net::tls_errc_name(e), r.handshakes.failures_of(e))) {
                 return failures.failure();
             }

@@ -15,16 +15,17 @@ namespace {
 
 // The knobs a reason may name, as each source writes them.
 struct knob_names {
-    std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads;
+    std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads,
+        streams, h2;
 };
 
 constexpr knob_names flag_names{"--rate",   "--stages",          "--pipeline", "--no-keepalive",
                                 "--warmup", "--max-connections", "-c",         "--expect-status",
-                                "-t"};
+                                "-t",       "--streams",         "--h2 or --h2c"};
 constexpr knob_names scenario_names{
     "load.rate",   "load.stages",          "load.pipeline",    "load.keep_alive = false",
     "load.warmup", "load.max_connections", "load.connections", "load.expect_status",
-    "load.threads"};
+    "load.threads", "load.streams", "load.http = \"2\""};
 
 std::string str(std::string_view s) {
     return std::string(s);
@@ -36,6 +37,8 @@ bool status_in_range(unsigned s) noexcept {
 
 // Thread-per-core: more loops than any machine has cores only costs memory and rings.
 constexpr unsigned max_threads = 1024;
+// Streams per HTTP/2 connection: servers allow 100 (Kestrel, h2o) or 128 (nginx); h2load takes any.
+constexpr unsigned max_streams = 1000;
 
 } // namespace
 
@@ -64,6 +67,19 @@ std::string validate(const plan& p, plan_source source) {
     if (p.pipeline > 1 && !p.keep_alive) {
         return str(n.pipeline) + " and " + str(n.no_keepalive) +
                " do not mix: the server closes each connection after one response";
+    }
+    if (p.streams == 0 || p.streams > max_streams) {
+        return str(n.streams) + " must be from 1 to " + std::to_string(max_streams);
+    }
+    if (p.streams > 1 && !p.h2()) {
+        return str(n.streams) + " needs HTTP/2 (" + str(n.h2) + "): HTTP/1.1 has one request in flight per " +
+               "connection (or " + str(n.pipeline) + ")";
+    }
+    if (p.h2() && p.pipeline > 1) {
+        return str(n.pipeline) + " is HTTP/1.1's; with HTTP/2 several requests are in flight with " + str(n.streams);
+    }
+    if (p.h2() && !p.keep_alive) {
+        return str(n.no_keepalive) + " is HTTP/1.1's: an HTTP/2 connection carries many requests";
     }
     if (p.max_connections > 0 && !p.open_model()) {
         return str(n.max_connections) + " applies to the open model (" + str(n.rate) + " or rate stages); in the " +
@@ -186,6 +202,12 @@ result<plan, problem> make_plan(const load_options& o) {
     if (o.io) {
         p.io = *o.io;
     }
+    if (o.h2 || o.h2c) {
+        p.http = plan::http_version::h2;
+    }
+    if (o.streams) {
+        p.streams = *o.streams;
+    }
     if (o.max_connections) {
         p.max_connections = *o.max_connections;
     }
@@ -245,7 +267,13 @@ result<plan, problem> make_plan(const load_options& o) {
     if (std::string why = validate(p, plan_source::flags); !why.empty()) {
         return refuse(std::move(why));
     }
+    if (o.h2c && p.to.tls()) {
+        return refuse("--h2c is HTTP/2 over plain TCP (http://); over https:// use --h2, agreed through ALPN");
+    }
     p.tls = o.tls;
+    if (p.h2()) {
+        p.tls.alpn = {"h2"}; // only h2 offered: a server that does not agree fails the attempt (wrk's -H2 in h2load)
+    }
     if (p.to.tls()) {
         // The files are read now, so that a bad one is told before the run; the run uses this context.
         auto made = net::tls_context::client(p.tls);

@@ -273,6 +273,37 @@ std::string build_request(const plan& p, const request_spec& q) {
     return r;
 }
 
+std::vector<std::pair<std::string, std::string>> h2_request_fields(const plan& p, const request_spec& q) {
+    std::vector<std::pair<std::string, std::string>> fields;
+    fields.emplace_back(":method", q.method);
+    fields.emplace_back(":scheme", p.to.tls() ? "https" : "http");
+    fields.emplace_back(":authority", p.to.authority());
+    fields.emplace_back(":path", q.path_and_query);
+    bool has_agent = false;
+    for (const auto& [name, value] : q.headers) {
+        std::string lower = name;
+        std::transform(lower.begin(), lower.end(), lower.begin(),
+                       [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+        if (lower == "host") {
+            fields[2].second = value;
+            continue;
+        }
+        if (lower == "connection" || lower == "keep-alive" || lower == "proxy-connection" ||
+            lower == "transfer-encoding" || lower == "upgrade" || (lower == "te" && value != "trailers")) {
+            continue;
+        }
+        has_agent = has_agent || lower == "user-agent";
+        fields.emplace_back(std::move(lower), value);
+    }
+    if (!has_agent) {
+        fields.emplace_back("user-agent", "hotpath-load");
+    }
+    if (!q.body.empty() || q.method == "POST" || q.method == "PUT" || q.method == "PATCH") {
+        fields.emplace_back("content-length", std::to_string(q.body.size()));
+    }
+    return fields;
+}
+
 std::string build_request(const plan& p) {
     return build_request(p, requests_or_default(p).front());
 }

@@ -103,6 +103,9 @@ struct plan {
     // Socket I/O of the workers' loops: io_uring where available (automatic), only io_uring, or epoll.
     enum class io_choice : std::uint8_t { automatic, uring, epoll } io = io_choice::automatic;
     unsigned pipeline = 1;
+    // The protocol: HTTP/1.1, or HTTP/2 (over https:// agreed through ALPN, over http:// with prior knowledge: h2c).
+    enum class http_version : std::uint8_t { http1_1, h2 } http = http_version::http1_1;
+    unsigned streams = 1; // HTTP/2: requests in flight per connection, each on its stream (h2load's -m)
 
     double rate = 0;              // > 0: open model at this many requests/s
     unsigned max_connections = 0; // open model: cap on connections (0: `connections`, the -c a user gave)
@@ -111,6 +114,7 @@ struct plan {
     std::vector<unsigned> expected_statuses; // answered statuses counted as success besides 1xx–3xx
     std::vector<threshold> thresholds;
 
+    bool h2() const noexcept { return http == http_version::h2; }
     bool open_model() const noexcept {
         return rate > 0 || (!stages.empty() && stages.front().what == stage::kind::rate);
     }
@@ -141,5 +145,9 @@ std::vector<request_spec> requests_or_default(const plan& p);
 std::string build_request(const plan& p);
 // The same for one request of a scenario, with placeholders left as they are.
 std::string build_request(const plan& p, const request_spec& r);
+// The same request's HTTP/2 fields (RFC 9113 §8.3): :method, :scheme, :authority (a Host header's value if given),
+// :path, then the headers with names in lower case, less those HTTP/2 forbids (Connection, Keep-Alive,
+// Proxy-Connection, Transfer-Encoding, Upgrade; TE but "trailers"); User-Agent and Content-Length as over HTTP/1.1.
+std::vector<std::pair<std::string, std::string>> h2_request_fields(const plan& p, const request_spec& r);
 
 } // namespace hotpath::load

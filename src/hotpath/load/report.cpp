@@ -40,6 +40,11 @@ unsigned connections_of(const plan& p) {
     return !p.open_model() && !p.stages.empty() ? static_cast<unsigned>(std::lround(p.max_level())) : p.connections;
 }
 
+// The protocol spoken, as the JSON names it.
+std::string_view protocol_name(const plan& p) noexcept {
+    return !p.h2() ? "http/1.1" : p.to.tls() ? "h2" : "h2c";
+}
+
 std::string model_of(const plan& p) {
     if (p.open_model()) {
         return fmt::format("open model, {}, {} connection{}",
@@ -265,6 +270,16 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         fmt::print(out, "  Connections  {} opened; {} of {} attempts failed ({})\n", r.connections_opened,
                    r.connect_failures, r.connect_attempts, r.connect_error.empty() ? "no reason" : r.connect_error);
     }
+    if (!p.h2()) {
+        fmt::print(out, "  Protocol     HTTP/1.1\n");
+    } else {
+        fmt::print(out, "  Protocol     {}, {} stream{} per connection{}\n",
+                   p.to.tls() ? "h2 (ALPN)" : "h2c (prior knowledge)", p.streams, p.streams == 1 ? "" : "s",
+                   r.retried_unprocessed == 0
+                       ? std::string()
+                       : fmt::format("; {} requests sent again after a GOAWAY left them unprocessed",
+                                     r.retried_unprocessed));
+    }
     if (r.tls) {
         const auto& t = r.handshakes;
         if (t.handshakes != 0) {
@@ -338,6 +353,8 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     run["connections"] = connections_of(p);
     run["rate"] = p.rate;
     run["pipeline"] = p.pipeline;
+    run["protocol"] = protocol_name(p);
+    run["streams"] = p.streams;
     run["keep_alive"] = p.keep_alive;
     run["planned_s"] = seconds_of(p.total_time());
     run["warmup_s"] = seconds_of(p.warmup);
@@ -380,6 +397,7 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
         tls["failures"] = std::move(failures);
         doc["tls"] = std::move(tls);
     }
+    doc["retried_unprocessed"] = r.retried_unprocessed;
     doc["late"] = r.late;
     doc["unsent"] = r.unsent;
     doc["dropped_rate"] = r.dropped_rate();

@@ -28,6 +28,10 @@ std::string_view to_string(error_class e) noexcept {
         return "status";
     case error_class::check:
         return "check";
+    case error_class::reset:
+        return "reset";
+    case error_class::refused:
+        return "refused";
     case error_class::count_:
         break;
     }
@@ -72,6 +76,7 @@ void results::merge(const results& other) {
     bytes_sent += other.bytes_sent;
     unsent += other.unsent;
     late += other.late;
+    retried_unprocessed += other.retried_unprocessed;
     send_lag.merge(other.send_lag);
     connect_attempts += other.connect_attempts;
     connect_failures += other.connect_failures;

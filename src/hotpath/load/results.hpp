@@ -15,8 +15,9 @@
 namespace hotpath::load {
 
 // Why a request failed. A failed connection attempt is not a failed request (no request was sent on it): it is
-// counted in results::connect_failures.
-enum class error_class : std::uint8_t { read, write, timeout, malformed, status, check, count_ };
+// counted in results::connect_failures. HTTP/2 adds two: its stream reset by the server (RST_STREAM), or refused
+// (RST_STREAM with REFUSED_STREAM: the server did not start it, over its concurrent streams).
+enum class error_class : std::uint8_t { read, write, timeout, malformed, status, check, reset, refused, count_ };
 inline constexpr std::size_t error_class_count = static_cast<std::size_t>(error_class::count_);
 std::string_view to_string(error_class e) noexcept;
 
@@ -67,6 +68,9 @@ struct results {
     std::uint64_t bytes_sent = 0;
     std::uint64_t unsent = 0; // open model: due but never sent (all connections busy until the end)
     std::uint64_t late = 0;   // open model: sent after waiting for a free connection
+    // HTTP/2: requests on streams past a GOAWAY's last stream id (unprocessed, RFC 9113 §6.8), sent again on
+    // another connection; not failures.
+    std::uint64_t retried_unprocessed = 0;
     // Open model: how far behind its scheduled time each late request was sent.
     metrics::histogram send_lag;
     std::uint64_t connect_attempts = 0;

@@ -242,11 +242,12 @@ result<void, problem> first_failure(std::initializer_list<result<void, problem>>
 result<void, problem> read_load(const toml::table& t, plan& q) {
     if (auto known = only_keys(t, "load.",
                                {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages",
-                                "warmup", "timeout", "keep_alive", "pipeline", "thresholds", "expect_status"});
+                                "warmup", "timeout", "keep_alive", "pipeline", "thresholds", "expect_status", "http",
+                                "streams"});
         !known) {
         return known;
     }
-    std::optional<std::int64_t> connections, threads, requests, max_connections, pipeline;
+    std::optional<std::int64_t> connections, threads, requests, max_connections, pipeline, streams;
     std::optional<std::chrono::nanoseconds> duration, warmup, timeout;
     std::optional<double> rate;
     std::optional<bool> keep_alive;
@@ -258,6 +259,7 @@ result<void, problem> read_load(const toml::table& t, plan& q) {
         get_integer(t, "requests", "load.requests", 1, std::numeric_limits<std::int64_t>::max(), requests),
         get_integer(t, "max_connections", "load.max_connections", 0, 1000000, max_connections),
         get_integer(t, "pipeline", "load.pipeline", 1, 1024, pipeline),
+        get_integer(t, "streams", "load.streams", 1, 1000, streams),
         get_duration(t, "duration", "load.duration", false, duration),
         get_duration(t, "warmup", "load.warmup", true, warmup),
         get_duration(t, "timeout", "load.timeout", false, timeout),
@@ -269,6 +271,13 @@ result<void, problem> read_load(const toml::table& t, plan& q) {
     });
     if (!read) {
         return read;
+    }
+    if (const toml::node* http = t.get("http"); http != nullptr) {
+        const auto version = http->value<std::string>();
+        if (!version || (*version != "1.1" && *version != "2")) {
+            return fail(*http, "load.http is \"1.1\" or \"2\"");
+        }
+        q.http = *version == "2" ? plan::http_version::h2 : plan::http_version::http1_1;
     }
     if (stages && duration) {
         return fail(*t.get("duration"), "load.duration and load.stages do not mix: the stages set the run's length");
@@ -303,6 +312,7 @@ result<void, problem> read_load(const toml::table& t, plan& q) {
     q.requests = requests ? static_cast<std::uint64_t>(*requests) : q.requests;
     q.max_connections = max_connections ? static_cast<unsigned>(*max_connections) : q.max_connections;
     q.pipeline = pipeline ? static_cast<unsigned>(*pipeline) : q.pipeline;
+    q.streams = streams ? static_cast<unsigned>(*streams) : q.streams;
     q.warmup = warmup.value_or(q.warmup);
     q.timeout = timeout.value_or(q.timeout);
     q.rate = rate.value_or(q.rate);

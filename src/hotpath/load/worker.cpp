@@ -48,7 +48,9 @@ worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_c
             content_type = http::iequals(name, "content-type") ? std::string_view(value) : content_type;
         }
         r.json_body = is_json_body(spec.body, content_type);
-        if (!r.templated) {
+        if (!r.templated && p.h2()) {
+            r.h2_text = h2_request_fields(p, spec);
+        } else if (!r.templated) {
             r.bytes = build_request(p, spec);
             for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
                 r.pipelined += r.bytes;
@@ -59,6 +61,12 @@ worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_c
         results_.per_request.emplace_back().name = spec.name;
         r.spec = std::move(spec);
         prepared_.push_back(std::move(r));
+    }
+    // The fields view the texts in their final place (a move of a short string moves its bytes).
+    for (auto& r : prepared_) {
+        for (const auto& [name, value] : r.h2_text) {
+            r.h2_fields.push_back({name, value});
+        }
     }
     if (p.io == plan::io_choice::epoll) {
         loop_.disable_ring();
@@ -80,7 +88,7 @@ worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_c
 
 worker::~worker() = default;
 
-std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsigned count) {
+std::uint32_t worker::pick_index() noexcept {
     std::uint32_t index = 0;
     if (prepared_.size() > 1) {
         // splitmix64: a fast, well-mixed generator; the choice only needs to follow the weights.
@@ -94,27 +102,59 @@ std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsign
             ++index;
         }
     }
+    return index;
+}
+
+request_spec worker::filled(std::uint32_t index) {
+    const prepared& r = prepared_[index];
+    // Rows are dealt to workers in turn: worker i of n takes rows i, i + n, i + 2n, ...
+    const std::size_t rows = std::max<std::size_t>(1, plan_.data.rows.size());
+    const std::size_t workers = static_cast<std::size_t>(std::lround(1 / share_));
+    const std::size_t row = (feed_row_++ * workers + index_) % rows;
+    request_spec out = r.spec;
+    out.path_and_query = render(r.spec.path_and_query, plan_.data, row);
+    out.body = render(r.spec.body, plan_.data, row, r.json_body ? escaping::json : escaping::none);
+    for (auto& h : out.headers) {
+        h.second = render(h.second, plan_.data, row);
+    }
+    return out;
+}
+
+std::uint32_t worker::pick(std::string& scratch, std::string_view& bytes, unsigned count) {
+    const std::uint32_t index = pick_index();
     const prepared& r = prepared_[index];
     if (!r.templated) {
         bytes = count == 1 ? std::string_view(r.bytes) : std::string_view(r.pipelined);
         return index;
     }
-    // Rows are dealt to workers in turn: worker i of n takes rows i, i + n, i + 2n, ...
-    const std::size_t rows = std::max<std::size_t>(1, plan_.data.rows.size());
-    const std::size_t workers = static_cast<std::size_t>(std::lround(1 / share_));
-    const std::size_t row = (feed_row_++ * workers + index_) % rows;
-    request_spec filled = r.spec;
-    filled.path_and_query = render(r.spec.path_and_query, plan_.data, row);
-    filled.body = render(r.spec.body, plan_.data, row, r.json_body ? escaping::json : escaping::none);
-    for (auto& h : filled.headers) {
-        h.second = render(h.second, plan_.data, row);
-    }
-    scratch = build_request(plan_, filled);
+    scratch = build_request(plan_, filled(index));
     const std::size_t one = scratch.size();
     for (unsigned i = 1; i < count; ++i) {
         scratch.append(scratch.data(), one);
     }
     bytes = scratch;
+    return index;
+}
+
+std::uint32_t worker::pick_h2(std::vector<http::h2_field>& scratch,
+                              std::vector<std::pair<std::string, std::string>>& text,
+                              std::span<const http::h2_field>& fields, std::string& upload, std::string_view& body) {
+    const std::uint32_t index = pick_index();
+    const prepared& r = prepared_[index];
+    if (!r.templated) {
+        fields = r.h2_fields;
+        body = r.spec.body;
+        return index;
+    }
+    request_spec spec = filled(index);
+    text = h2_request_fields(plan_, spec);
+    scratch.clear();
+    for (const auto& [name, value] : text) {
+        scratch.push_back({name, value});
+    }
+    fields = scratch;
+    upload = std::move(spec.body);
+    body = upload;
     return index;
 }
 
@@ -169,7 +209,10 @@ void worker::send_closed(load_connection& c, clock::time_point now) {
     if (!may_send() || c.retire) {
         return;
     }
-    unsigned n = std::max(1u, plan_.pipeline);
+    unsigned n = c.room();
+    if (n == 0) {
+        return;
+    }
     if (counted_) {
         n = static_cast<unsigned>(std::min<std::uint64_t>(n, to_send_));
         to_send_ -= n;
@@ -202,8 +245,9 @@ void worker::dispatch(clock::time_point scheduled) {
 
 void worker::on_ready(load_connection& c, clock::time_point now) {
     if (plan_.open_model()) {
-        // Past the end nothing more is sent: what is still pending is reported as never sent.
-        if (!pending_.empty() && !finished_ && !stopping_) {
+        // Past the end nothing more is sent: what is still pending is reported as never sent. An HTTP/2
+        // connection takes as many as it has free streams.
+        while (!pending_.empty() && !finished_ && !stopping_ && c.ready()) {
             const auto scheduled = pending_.front();
             pending_.pop_front();
             if (scheduled >= warmup_end_) {
@@ -279,6 +323,20 @@ void worker::on_error(load_connection&, error_class e, std::size_t lost_requests
     results_.errors[static_cast<std::size_t>(e)] += n;
     results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1})).errors += n;
     live_.errors.fetch_add(n, std::memory_order_relaxed);
+}
+
+void worker::on_unprocessed(clock::time_point scheduled) {
+    if (finished_) {
+        return;
+    }
+    ++results_.retried_unprocessed;
+    if (plan_.open_model()) {
+        pending_.push_front(scheduled); // the oldest due: first to go on the next free stream
+    } else if (counted_) {
+        ++to_send_; // the closed model's users send it again
+    }
+    // Its connection takes no more streams, and the others may be idle: the tick hands it to one with room.
+    resend_pending_ = true;
 }
 
 void worker::on_connect_result(std::error_code ec) {
@@ -357,7 +415,7 @@ void worker::adjust_users(clock::time_point now) {
         if (!c.retire && !c.gone()) {
             c.retire = true;
             --active;
-            if (c.ready()) {
+            if (c.ready() && !c.busy()) {
                 c.abort(error_class::count_);
             }
         }
@@ -374,8 +432,8 @@ void worker::check_timeouts(clock::time_point now) {
         now + std::clamp(std::chrono::duration_cast<clock::duration>(plan_.timeout / 20), clock::duration{tick_period},
                          clock::duration{std::chrono::milliseconds{250}});
     for (auto& c : connections_) {
-        if (c->busy() && now - c->oldest_sent() > plan_.timeout) {
-            c->abort(error_class::timeout);
+        if (c->busy()) {
+            c->check_timeout(now, plan_.timeout);
         } else if (c->connecting() && now - c->connect_started() > plan_.timeout) {
             // A server that stopped accepting (its backlog full: the kernel drops SYNs, the client retries them
             // for minutes) must not hold a user, nor the end of the run, past the timeout.
@@ -477,6 +535,14 @@ void worker::do_tick() {
                 }
             }
             reopen_pending_ = left;
+        }
+    }
+    if (resend_pending_ && started_ && !stopping_) {
+        resend_pending_ = false;
+        for (auto& c : connections_) {
+            if (c->ready()) {
+                on_ready(*c, now);
+            }
         }
     }
     check_timeouts(now);

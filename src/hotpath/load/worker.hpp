@@ -1,6 +1,7 @@
 // One load worker: an event loop with its connections, its share of the plan, and its own results.
 #pragma once
 
+#include <hotpath/http/h2_session.hpp>
 #include <hotpath/http/response_reader.hpp>
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/results.hpp>
@@ -14,6 +15,7 @@
 #include <deque>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -31,10 +33,11 @@ struct live_counters {
 
 class worker;
 
-// A client connection of a worker. Sends the plan's request (or `pipeline` copies at once in the closed
-// model), reads responses with the project's response reader, and reports each to the worker. Reconnects
-// when the server closes or on an error. Lives on its worker's loop for the worker's whole life.
-class load_connection final : public net::transport_owner {
+// A client connection of a worker. Over HTTP/1.1 it sends the plan's request (or `pipeline` copies at once in the
+// closed model) and reads responses with the project's response reader; over HTTP/2 (load_connection_h2.cpp) it
+// keeps up to `streams` requests in flight, each on its stream, through an h2_session. It reports each response to
+// the worker, and reconnects when the server closes or on an error. Lives on its worker's loop for the worker's life.
+class load_connection final : public net::transport_owner, private http::h2_events {
 public:
     explicit load_connection(worker& owner);
     ~load_connection();
@@ -46,8 +49,11 @@ public:
     // Closes now, failing what is in flight with `why` (not counted when `why` is count_).
     void abort(error_class why);
 
-    bool ready() const noexcept { return connected_ && in_flight_.empty() && !closing_; }
-    bool busy() const noexcept { return !in_flight_.empty(); }
+    // Whether send() may take a request now, and how many (HTTP/1.1: one batch of `pipeline` when nothing is in
+    // flight; HTTP/2: a free stream each, up to `streams` and the server's SETTINGS_MAX_CONCURRENT_STREAMS).
+    bool ready() const noexcept { return room() != 0; }
+    unsigned room() const noexcept;
+    bool busy() const noexcept { return h2_ ? h2_->in_flight != 0 : !in_flight_.empty(); }
     // Connecting, or over TLS handshaking: not yet ready, within the connect's timeout.
     bool connecting() const noexcept { return connecting_ || handshaking_; }
     // When the connect in progress began, for its timeout (the plan's request timeout).
@@ -55,8 +61,9 @@ public:
     // Gives up the connect in progress: it counts as a failed connection attempt ("Connection timed out").
     void time_out_connect();
     bool gone() const noexcept { return !connected_ && !connecting_ && !handshaking_ && !closing_; }
-    // The send time of the oldest request in flight, for timeouts.
-    clock::time_point oldest_sent() const noexcept { return in_flight_.front().sent; }
+    // Fails what has waited past `timeout` (timeout errors): HTTP/1.1 closes the connection, HTTP/2 resets each
+    // late stream, and closes the connection only when nothing at all arrived since the oldest was sent.
+    void check_timeout(clock::time_point now, clock::duration timeout);
 
     bool retire = false; // closed-model ramp-down: close after the current responses
 
@@ -80,6 +87,60 @@ private:
     void keep_body(std::string_view bytes);
     void close_transport();
 
+    // HTTP/2 (load_connection_h2.cpp).
+    static constexpr std::uint32_t no_slot = ~std::uint32_t{0};
+    struct stream_slot {
+        request_times times{};
+        std::int32_t id = 0;
+        unsigned status = 0;
+        http::h2_error error = http::h2_error::no_error;
+        bool linked = false;    // in the in-flight list (not once its timeout was counted)
+        bool timed_out = false; // reset for its timeout, which was counted; its close counts nothing more
+        std::uint32_t prev = no_slot;
+        std::uint32_t next = no_slot; // in flight, in send order; or the next free slot
+        std::string body;             // the response body's start, for a body check
+        std::string upload;           // a templated request's body, rendered for this stream
+        http::h2_body sending;        // the request body as nghttp2 reads it
+    };
+    struct h2_state {
+        std::unique_ptr<http::h2_session> session;
+        std::vector<stream_slot> slots; // one per stream the plan allows
+        std::uint32_t free = no_slot;   // free slots, linked by `next`
+        std::uint32_t oldest = no_slot; // in flight, oldest first
+        std::uint32_t newest = no_slot;
+        std::uint32_t in_flight = 0;         // streams open (timed-out ones until they close too)
+        std::vector<std::uint32_t> closed;   // slots whose streams closed during the current receive
+        std::string out;                     // frames being written
+        bool writing = false;                // `out` is with the transport
+        bool receiving = false;              // inside on_transport_data: writes wait for its end
+        bool goaway = false;                 // the server's GOAWAY came: no new streams
+        std::int32_t goaway_last = 0;        // ... and the last stream it may have processed
+        clock::time_point last_received{};   // when bytes last came
+        std::vector<http::h2_field> scratch; // a templated request's fields
+        std::vector<std::pair<std::string, std::string>> scratch_text;
+    };
+    void h2_start();
+    void h2_send(clock::time_point scheduled, unsigned count, clock::time_point now);
+    void h2_data(std::string_view bytes, clock::time_point now);
+    void h2_flush();
+    // Closes the connection once nothing is in flight and it takes no more streams (GOAWAY, retired, session over).
+    void h2_settle();
+    void h2_finish_closed(clock::time_point now);
+    void h2_unlink(std::uint32_t slot) noexcept;
+    void h2_release(std::uint32_t slot) noexcept;
+    // The connection ends: what is in flight fails with `why` (count_: not counted), or is sent again elsewhere
+    // when past a GOAWAY's last stream; the session goes.
+    void h2_end(error_class why);
+    void h2_check_timeout(clock::time_point now, clock::duration timeout);
+    unsigned h2_room() const noexcept;
+    stream_slot* slot_of(std::int32_t stream) const noexcept;
+    void on_h2_field(std::int32_t stream, std::string_view name, std::string_view value) override;
+    void on_h2_headers(std::int32_t) override {}
+    void on_h2_data(std::int32_t stream, std::string_view bytes) override;
+    void on_h2_end(std::int32_t) override {}
+    void on_h2_closed(std::int32_t stream, http::h2_error error) override;
+    void on_h2_goaway(std::int32_t last_stream, http::h2_error error) override;
+
     worker& owner_;
     net::connector connector_;
     std::unique_ptr<net::transport> transport_;
@@ -100,6 +161,7 @@ private:
     bool connected_ = false;
     bool closing_ = false;
     bool server_closes_ = false;
+    std::unique_ptr<h2_state> h2_; // over HTTP/2; kept across reconnections (its session is made per connection)
 };
 
 // Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
@@ -126,6 +188,8 @@ private:
     void on_bytes(std::size_t bytes, clock::time_point now);
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
     void on_error(load_connection& c, error_class e, std::size_t lost_requests);
+    // HTTP/2: a request the server's GOAWAY left unprocessed, to be sent again (on another connection).
+    void on_unprocessed(clock::time_point scheduled);
     void on_connect_result(std::error_code ec);
     // Over TLS: a handshake done in `took` (resumed or full), or failed with `error` (a net::tls_errc, or the
     // socket's error).
@@ -149,6 +213,12 @@ private:
     load_connection* add_connection();
     // Picks the next request by weight; sets its bytes (rendering placeholders into `scratch` if needed).
     std::uint32_t pick(std::string& scratch, std::string_view& bytes, unsigned count);
+    // The same for HTTP/2: its fields (rendered into `scratch`/`text` if needed) and its body (rendered into
+    // `upload` if needed; else the plan's own, which outlives every stream).
+    std::uint32_t pick_h2(std::vector<http::h2_field>& scratch, std::vector<std::pair<std::string, std::string>>& text,
+                          std::span<const http::h2_field>& fields, std::string& upload, std::string_view& body);
+    std::uint32_t pick_index() noexcept;
+    request_spec filled(std::uint32_t index);
     bool wants_body(std::uint32_t index) const noexcept { return prepared_[index].keeps_body; }
     bool is_head(std::uint32_t index) const noexcept { return prepared_[index].head; }
 
@@ -169,6 +239,8 @@ private:
         request_spec spec;
         std::string bytes;
         std::string pipelined;
+        std::vector<std::pair<std::string, std::string>> h2_text; // HTTP/2: the fields' names and values
+        std::vector<http::h2_field> h2_fields;                    // ... as nghttp2 is given them
         bool templated = false;
         bool keeps_body = false;
         bool head = false;      // a HEAD request: its response has no body whatever its head says
@@ -180,6 +252,8 @@ private:
     std::size_t feed_row_ = 0;
     std::vector<std::unique_ptr<load_connection>> connections_;
     std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
+    // HTTP/2: the server's SETTINGS_MAX_CONCURRENT_STREAMS as its last connection announced (0: none yet).
+    std::uint32_t h2_peer_streams_ = 0;
     std::size_t max_connections_ = 0;
     unsigned users_ = 0;         // closed model without stages: this worker's virtual users
     unsigned most_users_ = 0;    // closed model with stages: this worker's share of the plan's largest stage
@@ -198,6 +272,7 @@ private:
     std::atomic<bool> stop_requested_{false};
     std::size_t published_seconds_ = 0;
     bool reopen_pending_ = false;    // a connection went away and may be reopened by the tick
+    bool resend_pending_ = false;    // HTTP/2: a request a GOAWAY left unprocessed waits for a free stream
     std::size_t done_scan_from_ = 0; // check_done: connections before this one were idle when the run was ending
 
     results results_;

@@ -51,6 +51,9 @@ public:
             return "TLS: the handshake failed (no common version or cipher, or an alert from the peer)";
         case tls_errc::peer_certificate_required:
             return "TLS: a client certificate is required and none was accepted";
+        case tls_errc::no_common_protocol:
+            return "TLS: the server agreed to none of the protocols offered through ALPN (HTTP/2 asked of a server "
+                   "that speaks HTTP/1.1 only?)";
         }
         return "TLS: unknown error";
     }
@@ -481,6 +484,8 @@ std::error_code failure_of(SSL* ssl, const tls_context::impl& c) {
         }
     } else if (reason == SSL_R_PEER_DID_NOT_RETURN_A_CERTIFICATE || reason == SSL_R_TLSV13_ALERT_CERTIFICATE_REQUIRED) {
         out = tls_errc::peer_certificate_required;
+    } else if (reason == SSL_R_TLSV1_ALERT_NO_APPLICATION_PROTOCOL || reason == SSL_R_NO_APPLICATION_PROTOCOL) {
+        out = tls_errc::no_common_protocol;
     }
     ERR_clear_error();
     return out;
@@ -614,6 +619,15 @@ public:
     }
 
     bool resumed() const noexcept override { return ssl_ != nullptr && handshaken_ && SSL_session_reused(ssl_) == 1; }
+
+    std::string_view alpn() const noexcept override {
+        const unsigned char* agreed = nullptr;
+        unsigned length = 0;
+        if (ssl_ != nullptr && handshaken_) {
+            SSL_get0_alpn_selected(ssl_, &agreed, &length);
+        }
+        return agreed == nullptr ? std::string_view() : std::string_view(reinterpret_cast<const char*>(agreed), length);
+    }
 
     tls_session_info info() const override {
         return ssl_ != nullptr && handshaken_ ? info_of(ssl_) : tls_session_info{};

@@ -59,6 +59,8 @@ public:
     virtual tls_session_info info() const = 0;
     // Whether the handshake resumed a session (cheap: no allocation).
     virtual bool resumed() const noexcept = 0;
+    // The protocol agreed through ALPN ("h2", "http/1.1"), or empty: none, or no handshake done (no allocation).
+    virtual std::string_view alpn() const noexcept = 0;
 };
 
 // Makes TLS transports over what `inner` makes, for a server (a session that accepts) or a client (a session that
