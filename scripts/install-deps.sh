@@ -14,7 +14,7 @@ packages=(
     # sanitizers and fuzzing (clang 14)
     clang-14 libclang-rt-14-dev
     # peers for tests and benchmarks
-    curl nginx-light wrk apache2-utils nghttp2-client procps
+    curl nginx-light wrk apache2-utils nghttp2-client nghttp2-server python3-h2 procps
     # script(1): a terminal for the CLI tests of the progress display
     bsdutils
     # promtool checks the metrics exposition

@@ -1,0 +1,79 @@
+// An HTTP/2 server with prior knowledge (h2c) on 127.0.0.1:PORT (argv[2]) that misbehaves on purpose, for
+// h2_load_test: /ok answers, /reset and /refuse reset every stream, /goaway ends each connection with a GOAWAY after
+// 50 requests.
+'use strict';
+
+const http2 = require('node:http2');
+
+const port = Number(process.argv[2]);
+// Node's default of 100 concurrent streams per connection is more than the tests ask for (--streams 10).
+const server = http2.createServer({settings: {maxConcurrentStreams: 100}});
+
+// Per connection: how many /goaway requests it answered, the stream id of the 50th (the last its GOAWAY will say
+// was processed), and whether it has sent that GOAWAY.
+const answered = new WeakMap();
+const promised = new WeakMap();
+const goneAway = new WeakSet();
+
+server.on('stream', (stream, headers) => {
+    // A stream reset here (or by the client) emits 'error': the resets are the point, not failures of this server.
+    stream.on('error', () => {});
+    const session = stream.session;
+    const path = headers[':path'];
+    if (path === '/reset') {
+        // RST_STREAM CANCEL without a response (RFC 9113 section 6.4): a stream the server gave up on.
+        stream.close(http2.constants.NGHTTP2_CANCEL);
+        return;
+    }
+    if (path === '/refuse') {
+        // RST_STREAM REFUSED_STREAM (RFC 9113 section 8.7): the request was not processed and may be retried.
+        stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+        return;
+    }
+    if (path === '/goaway') {
+        const last = promised.get(session);
+        if (last !== undefined) {
+            // The first stream after the 50th: the GOAWAY names the 50th as the last one processed, so that this
+            // one (and any the client sent with it) is unprocessed (RFC 9113 section 6.8) and must go again on
+            // another connection. Sent only now: a client with 10 streams in flight answered in batches of 10
+            // could otherwise have nothing in flight past the 50th when the GOAWAY arrives.
+            if (!goneAway.has(session)) {
+                goneAway.add(session);
+                session.goaway(http2.constants.NGHTTP2_NO_ERROR, last);
+                // close() sends a GOAWAY of its own: once the first has left, which a later one may not contradict
+                // (its last stream id may not be raised, RFC 9113 section 6.8).
+                setImmediate(() => session.close());
+            }
+            // REFUSED_STREAM, after the GOAWAY, says the same (RFC 9113 section 8.7), and ends the stream here so
+            // that the connection can close; the client has already given it up on reading the GOAWAY.
+            stream.close(http2.constants.NGHTTP2_REFUSED_STREAM);
+            return;
+        }
+        const count = (answered.get(session) || 0) + 1;
+        answered.set(session, count);
+        stream.respond({':status': 200, 'content-type': 'text/plain'});
+        stream.end('ok');
+        if (count === 50) {
+            promised.set(session, stream.id);
+        }
+        return;
+    }
+    if (path === '/ok') {
+        stream.respond({':status': 200, 'content-type': 'text/plain'});
+        stream.end('ok');
+        return;
+    }
+    stream.respond({':status': 404, 'content-type': 'text/plain'});
+    stream.end('not found');
+});
+
+// A client that goes away mid-stream is no failure of this server.
+server.on('sessionError', () => {});
+server.on('streamError', () => {});
+
+server.listen(port, '127.0.0.1', () => {
+    console.log(`h2_peer: http://127.0.0.1:${port}`);
+});
+
+// The test ends it with SIGTERM.
+process.on('SIGTERM', () => process.exit(0));
