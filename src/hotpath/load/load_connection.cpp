@@ -8,7 +8,8 @@
 
 namespace hotpath::load {
 
-load_connection::load_connection(worker& owner) : owner_(owner), reader_(owner.limits_) {
+load_connection::load_connection(worker& owner)
+    : owner_(owner), reader_(owner.limits_), pipeline_(std::max(1u, owner.plan_.pipeline)) {
     if (owner.plan_.h2()) {
         h2_ = std::make_unique<h2_state>();
         h2_->slots.resize(owner.plan_.streams);
@@ -18,13 +19,6 @@ load_connection::load_connection(worker& owner) : owner_(owner), reader_(owner.l
         }
         h2_->free = 0;
     }
-}
-
-unsigned load_connection::room() const noexcept {
-    if (h2_) {
-        return h2_room();
-    }
-    return connected_ && in_flight_.empty() && !closing_ ? std::max(1u, owner_.plan_.pipeline) : 0;
 }
 
 void load_connection::check_timeout(clock::time_point now, clock::duration timeout) {

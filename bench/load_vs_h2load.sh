@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# HTTP/2 load generators compared: hotpath load --h2c --streams M and h2load -m M against one nginx worker (CPU 0)
+# serving h2c (prior knowledge), each generator on CPU 1. Prints requests/s and each generator's CPU seconds per
+# million requests (user+sys from /proc), medians of RUNS, and hotpath's CPU per request over h2load's.
+# Env: DURATION (10s) RUNS (3) CONNECTIONS (16) STREAMS (100) HOTPATH (build/release/hotpath) OUT (append Markdown)
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+DURATION=${DURATION:-10s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-16} STREAMS=${STREAMS:-100}
+HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx}
+for tool in h2load taskset getconf awk sed sort curl; do
+    command -v "$tool" >/dev/null || { echo "load_vs_h2load: missing tool: $tool" >&2; exit 2; }
+done
+[[ -x $HOTPATH ]] || { echo "load_vs_h2load: hotpath binary not found: $HOTPATH" >&2; exit 2; }
+TCK=$(getconf CLK_TCK)
+DSEC=${DURATION%s}
+log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
+
+# --- nginx (h2c) on CPU 0, stopped by PID on exit -------------------------------------------
+TMP=$(mktemp -d /tmp/load_vs_h2load.XXXXXX)
+NGINX_PID=
+cleanup() {
+    if [[ -n $NGINX_PID ]]; then kill -TERM "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
+    rm -rf "$TMP"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18182)
+# nginx 1.22's h2c: "listen ... http2" speaks HTTP/2 with prior knowledge only.
+sed -e "s|@PREFIX@|$TMP|g" -e "s|@PORT@|$PORT|g" -e "s|listen 127.0.0.1:$PORT;|listen 127.0.0.1:$PORT http2;|" \
+    "$ROOT/bench/nginx.conf.in" >"$TMP/nginx.conf"
+grep -q "listen 127.0.0.1:$PORT http2;" "$TMP/nginx.conf" || { echo "load_vs_h2load: nginx.conf.in's listen line changed" >&2; exit 2; }
+taskset -c 0 "$NGINX" -p "$TMP" -e "$TMP/error.log" -c "$TMP/nginx.conf" >"$TMP/nginx.out" 2>&1 &
+NGINX_PID=$!
+URL="http://127.0.0.1:$PORT/plaintext"
+for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 --http2-prior-knowledge "$URL" && break; sleep 0.1; done
+
+# --- one run: the generator on CPU 1, its CPU ticks read until it exits (as load_vs_wrk.sh) ---
+measure() {  # measure NAME CMD... -> "requests cpu_seconds"
+    local name=$1; shift
+    taskset -c 1 "$@" >"$TMP/$name.out" 2>&1 &
+    local pid=$! ticks=0 t deadline=$((SECONDS + DSEC + 30))
+    while kill -0 "$pid" 2>/dev/null; do
+        t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}') || true
+        [[ -n $t ]] && ticks=$t
+        ((SECONDS < deadline)) || kill -KILL "$pid" 2>/dev/null || true
+        sleep 0.05
+    done
+    wait "$pid" || true
+    local req
+    case $name in
+        hotpath) req=$(awk '/responses in/ {print $2}' "$TMP/$name.out") ;;
+        h2load) req=$(awk '/^requests:/ {print $8}' "$TMP/$name.out") ;;
+    esac
+    echo "${req:-0} $(awk -v t="$ticks" -v h="$TCK" 'BEGIN {printf "%.3f", t / h}')"
+}
+
+: >"$TMP/res"
+for ((run = 1; run <= RUNS; run++)); do
+    # The two take turns going first.
+    if ((run % 2)); then order=(hotpath h2load); else order=(h2load hotpath); fi
+    for g in "${order[@]}"; do
+        log "run $run/$RUNS: $g"
+        if [[ $g == hotpath ]]; then
+            echo "hotpath $(measure hotpath "$HOTPATH" load --h2c -t1 -c"$CONNECTIONS" --streams "$STREAMS" \
+                -d"$DURATION" -q "$URL")" >>"$TMP/res"
+        else
+            echo "h2load $(measure h2load h2load -t1 -c"$CONNECTIONS" -m"$STREAMS" -D"$DSEC" "$URL")" >>"$TMP/res"
+        fi
+    done
+done
+grep -q "Protocol     h2c" "$TMP/hotpath.out" || { echo "load_vs_h2load: hotpath did not speak h2c:" >&2; cat "$TMP/hotpath.out" >&2; exit 1; }
+
+# --- medians and ratios --------------------------------------------------------------------
+med() { awk -v n="$1" -v c="$2" '$1 == n {print $c}' "$TMP/res" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
+table() {
+    echo "generator|requests/s|CPU s per million requests|CPU per request vs h2load"
+    local h2_cpm
+    h2_cpm=$(awk -v r="$(med h2load 2)" -v c="$(med h2load 3)" 'BEGIN {printf "%.3f", (r > 0 ? c / r * 1e6 : 0)}')
+    for g in hotpath h2load; do
+        awk -v g="$g" -v r="$(med $g 2)" -v c="$(med $g 3)" -v d="$DSEC" -v w="$h2_cpm" \
+            'BEGIN {cpm = r > 0 ? c / r * 1e6 : 0; printf "%s|%.0f|%.2f|%.2f\n", g, r / d, cpm, (w > 0 ? cpm / w : 0)}'
+    done
+}
+table | awk -F'|' '{printf "%-10s %12s %28s %26s\n", $1, $2, $3, $4}'
+echo "runs: $RUNS x $DURATION, -t1 -c$CONNECTIONS, $STREAMS streams each, on CPU 1 against nginx h2c (one worker) on CPU 0; medians"
+if [[ -n $OUT ]]; then
+    {
+        echo
+        echo "### HTTP/2 load generators vs nginx h2c /plaintext, $(date -u +%F)"
+        echo
+        echo "\`DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS STREAMS=$STREAMS bench/load_vs_h2load.sh\`"
+        echo
+        table | sed 's/|/ | /g; s/^/| /; s/$/ |/; 1p; 1s/[^|]/-/g' | sed '2s/ /-/g'
+    } >>"$OUT"
+fi
