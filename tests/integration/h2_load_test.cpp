@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <regex>
@@ -399,6 +401,79 @@ TEST(h2_load_test, requests_above_a_goaways_last_stream_are_sent_again_on_anothe
     EXPECT_GT(number(doc, {"retried_unprocessed"}), 0u) << out;
     // 50 answered per connection: 1,000 take at least 20 of them.
     EXPECT_GE(number(doc, {"connections_opened"}), 20u) << out;
+}
+
+// Request bodies larger than the peer's stream window (Node's 64 KiB) go out as its WINDOW_UPDATEs allow, whole: the
+// peer answers 200 only when it got as many bytes as content-length said, and echoes them.
+TEST(h2_load_test, request_bodies_past_the_flow_control_window_arrive_whole) {
+    if (const auto m = missing_node(); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    const node_peer node = start_node_peer();
+    ASSERT_NE(node.peer.port, 0) << stopped_output(node.peer);
+    const auto body_file = std::filesystem::path(::testing::TempDir()) / "h2_load_test_body.bin";
+    std::ofstream(body_file, std::ios::binary) << std::string(200 * 1024, 'x');
+    const auto [code, out] = run({"load", node.url("/echo"), "-m", "POST", "--body-file", body_file.string(), "-c", "2",
+                                  "--streams", "4", "-n", "40", "-t", "1", "-q", "--h2c", "--json", "-"});
+    std::filesystem::remove(body_file);
+    ASSERT_EQ(code, 0) << out;
+    const auto doc = load_json(out);
+    EXPECT_EQ(number(doc, {"successes"}), 40u) << out;
+    EXPECT_EQ(number(doc, {"statuses", "200"}), 40u) << out;
+    expect_no_errors(doc, out);
+    EXPECT_GE(number(doc, {"bytes_sent"}), 40u * 200 * 1024) << out;
+    EXPECT_GE(number(doc, {"bytes_received"}), 40u * 200 * 1024) << "the echoes\n" << out;
+}
+
+// A stream past --timeout is reset alone and counted as a timeout; the connection and its other streams go on (one
+// connection for the whole run), and the run ends by itself.
+TEST(h2_load_test, a_stream_past_the_timeout_is_reset_alone) {
+    if (const auto m = missing_node(); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    const node_peer node = start_node_peer();
+    ASSERT_NE(node.peer.port, 0) << stopped_output(node.peer);
+    const auto [code, out] = run({"load", node.url("/half"), "-c", "1", "--streams", "10", "-n", "40", "--timeout",
+                                  "300ms", "-t", "1", "-q", "--h2c", "--json", "-"});
+    ASSERT_EQ(code, 0) << out;
+    const auto doc = load_json(out);
+    EXPECT_EQ(number(doc, {"successes"}), 20u) << out;
+    EXPECT_EQ(number(doc, {"errors", "timeout"}), 20u) << out;
+    expect_no_errors(doc, out, {"timeout"});
+    EXPECT_EQ(number(doc, {"connections_opened"}), 1u) << "the connection outlived its late streams\n" << out;
+}
+
+// The open model over HTTP/2: sends at the planned rate go on free streams of the connections it has; a templated
+// scenario's requests are rendered per stream.
+TEST(h2_load_test, the_open_model_and_a_templated_scenario_run_over_h2c) {
+    if (const auto m = missing_node(); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    const node_peer node = start_node_peer();
+    ASSERT_NE(node.peer.port, 0) << stopped_output(node.peer);
+    auto [code, out] = run({"load", node.url("/ok"), "-R", "400", "-d", "1s", "-c", "2", "--streams", "10", "-t", "1",
+                            "-q", "--h2c", "--json", "-"});
+    ASSERT_EQ(code, 0) << out;
+    auto doc = load_json(out);
+    EXPECT_GE(number(doc, {"successes"}), 360u) << out;
+    EXPECT_LE(number(doc, {"connections_opened"}), 2u) << out;
+    expect_no_errors(doc, out);
+
+    const auto dir = std::filesystem::path(::testing::TempDir()) / "h2_load_test_scenario";
+    std::filesystem::create_directories(dir);
+    std::ofstream(dir / "rows.csv") << "word\nalpha\nbeta\n";
+    std::ofstream(dir / "run.toml") << "url = \"" << node.url("/") << "\"\n"
+                                    << "[load]\nhttp = \"2\"\nstreams = 5\nconnections = 1\nrequests = 100\n"
+                                    << "threads = 1\n[feed]\ncsv = \"rows.csv\"\n"
+                                    << "[[request]]\nname = \"echo\"\nmethod = \"POST\"\npath = \"/echo\"\n"
+                                    << "body = \"word={{word}}\"\ncheck_body_contains = [\"word=\"]\n";
+    std::tie(code, out) = run({"load", "--scenario", (dir / "run.toml").string(), "-q", "--json", "-"});
+    std::filesystem::remove_all(dir);
+    ASSERT_EQ(code, 0) << out;
+    doc = load_json(out);
+    EXPECT_EQ(number(doc, {"successes"}), 100u) << out;
+    EXPECT_EQ(std::string(doc.at("run").at("protocol").as_string()), "h2c") << out;
+    expect_no_errors(doc, out);
 }
 
 TEST(h2_load_test, nghttpd_serves_a_file_on_ten_streams_per_connection) {

@@ -1,6 +1,7 @@
 // An HTTP/2 server with prior knowledge (h2c) on 127.0.0.1:PORT (argv[2]) that misbehaves on purpose, for
 // h2_load_test: /ok answers, /reset and /refuse reset every stream, /goaway ends each connection with a GOAWAY after
-// 50 requests.
+// 50 requests, /echo answers with the request's body (its length in x-received-bytes), /half never answers every
+// second request of a connection.
 'use strict';
 
 const http2 = require('node:http2');
@@ -56,6 +57,30 @@ server.on('stream', (stream, headers) => {
         if (count === 50) {
             promised.set(session, stream.id);
         }
+        return;
+    }
+    if (path === '/echo') {
+        // The whole body first: a body larger than the stream's window (Node's 64 KiB) arrives only as the client
+        // honours the window updates.
+        const pieces = [];
+        stream.on('data', (piece) => pieces.push(piece));
+        stream.on('end', () => {
+            const body = Buffer.concat(pieces);
+            const expected = Number(headers['content-length']);
+            const status = body.length === expected ? 200 : 400;
+            stream.respond({':status': status, 'content-type': 'text/plain', 'x-received-bytes': String(body.length)});
+            stream.end(body);
+        });
+        return;
+    }
+    if (path === '/half') {
+        const count = (answered.get(session) || 0) + 1;
+        answered.set(session, count);
+        if (count % 2 === 0) {
+            return; // never answered: the client's timeout resets it
+        }
+        stream.respond({':status': 200, 'content-type': 'text/plain'});
+        stream.end('ok');
         return;
     }
     if (path === '/ok') {
