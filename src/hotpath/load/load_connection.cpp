@@ -282,6 +282,11 @@ void load_connection::on_transport_end(std::error_code error) {
 }
 
 void load_connection::abort(error_class why) {
+    if (why == error_class::count_) {
+        // The run is over (or the user retired): a handshake the server has not answered over yet has no known
+        // outcome (a server refusing the client's certificate says so only then), so it is counted neither way.
+        unconfirmed_ = false;
+    }
     confirm_handshake();
     if (handshaking_) {
         // Given up mid-handshake (the run ends): not a failed attempt.

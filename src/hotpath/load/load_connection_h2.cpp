@@ -111,8 +111,9 @@ void load_connection::h2_data(std::string_view bytes, clock::time_point now) {
         return;
     }
     h.receiving = false;
-    if (broken) {
-        // The server broke HTTP/2 (a bad frame, a bad header block): what is in flight is lost.
+    if (broken || (h.in_flight != 0 && !h.session->wants_read())) {
+        // The server broke HTTP/2 (a bad frame, a bad header block; an HTTP/1.1 server answering h2c's preface): the
+        // session ended itself, and what is in flight is lost.
         abort(error_class::malformed);
         return;
     }
