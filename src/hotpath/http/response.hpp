@@ -41,6 +41,19 @@ public:
     // A redirect with `Location: location` (302 Found by default) and an empty body.
     void redirect(std::string_view location, http::status s = http::status::found);
 
+    // Calls f(name, value) for each field the handler added, in order, names as the handler wrote them: what another
+    // framing than HTTP/1.1's (HTTP/2's header block) is built from.
+    template <typename F>
+    void for_each_field(F&& f) const {
+        std::string_view rest = fields_;
+        while (!rest.empty()) {
+            const std::size_t colon = rest.find(':');
+            const std::size_t end = rest.find("\r\n", colon);
+            f(rest.substr(0, colon), rest.substr(colon + 2, end - colon - 2));
+            rest.remove_prefix(end + 2);
+        }
+    }
+
     // Resets to a fresh 200 with no fields and no body, keeping capacity.
     void clear() noexcept;
 
