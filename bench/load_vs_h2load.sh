@@ -16,44 +16,12 @@ TCK=$(getconf CLK_TCK)
 DSEC=${DURATION%s}
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
-# --- nginx (h2c) on CPU 0, stopped by PID on exit -------------------------------------------
-TMP=$(mktemp -d /tmp/load_vs_h2load.XXXXXX)
-NGINX_PID=
-cleanup() {
-    if [[ -n $NGINX_PID ]]; then kill -TERM "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18182)
+# --- nginx (h2c) on CPU 0 (bench/generators.sh), stopped by PID on exit ----------------------
 # nginx 1.22's h2c: "listen ... http2" speaks HTTP/2 with prior knowledge only.
-sed -e "s|@PREFIX@|$TMP|g" -e "s|@PORT@|$PORT|g" -e "s|listen 127.0.0.1:$PORT;|listen 127.0.0.1:$PORT http2;|" \
-    "$ROOT/bench/nginx.conf.in" >"$TMP/nginx.conf"
-grep -q "listen 127.0.0.1:$PORT http2;" "$TMP/nginx.conf" || { echo "load_vs_h2load: nginx.conf.in's listen line changed" >&2; exit 2; }
-taskset -c 0 "$NGINX" -p "$TMP" -e "$TMP/error.log" -c "$TMP/nginx.conf" >"$TMP/nginx.out" 2>&1 &
-NGINX_PID=$!
+source "$ROOT/bench/generators.sh"
+nginx_on_cpu0 load_vs_h2load http2 4096
 URL="http://127.0.0.1:$PORT/plaintext"
 for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 --http2-prior-knowledge "$URL" && break; sleep 0.1; done
-
-# --- one run: the generator on CPU 1, its CPU ticks read until it exits (as load_vs_wrk.sh) ---
-measure() {  # measure NAME CMD... -> "requests cpu_seconds"
-    local name=$1; shift
-    taskset -c 1 "$@" >"$TMP/$name.out" 2>&1 &
-    local pid=$! ticks=0 t deadline=$((SECONDS + DSEC + 30))
-    while kill -0 "$pid" 2>/dev/null; do
-        t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}') || true
-        [[ -n $t ]] && ticks=$t
-        ((SECONDS < deadline)) || kill -KILL "$pid" 2>/dev/null || true
-        sleep 0.05
-    done
-    wait "$pid" || true
-    local req
-    case $name in
-        hotpath) req=$(awk '/responses in/ {print $2}' "$TMP/$name.out") ;;
-        h2load) req=$(awk '/^requests:/ {print $8}' "$TMP/$name.out") ;;
-    esac
-    echo "${req:-0} $(awk -v t="$ticks" -v h="$TCK" 'BEGIN {printf "%.3f", t / h}')"
-}
 
 : >"$TMP/res"
 for ((run = 1; run <= RUNS; run++)); do
@@ -72,7 +40,6 @@ done
 grep -q "Protocol     h2c" "$TMP/hotpath.out" || { echo "load_vs_h2load: hotpath did not speak h2c:" >&2; cat "$TMP/hotpath.out" >&2; exit 1; }
 
 # --- medians and ratios --------------------------------------------------------------------
-med() { awk -v n="$1" -v c="$2" '$1 == n {print $c}' "$TMP/res" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 table() {
     echo "generator|requests/s|CPU s per million requests|CPU per request vs h2load"
     local h2_cpm

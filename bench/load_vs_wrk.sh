@@ -18,48 +18,13 @@ TCK=$(getconf CLK_TCK)
 DSEC=${DURATION%s}
 log() { printf '[%s] %s\n' "$(date +%T)" "$*" >&2; }
 
-# --- nginx on CPU 0, stopped by PID on exit -------------------------------------------------
-TMP=$(mktemp -d /tmp/load_vs_wrk.XXXXXX)
-NGINX_PID=
-cleanup() {
-    if [[ -n $NGINX_PID ]]; then kill -TERM "$NGINX_PID" 2>/dev/null || true; wait "$NGINX_PID" 2>/dev/null || true; fi
-    rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 18181)
+# --- nginx on CPU 0 (bench/generators.sh), stopped by PID on exit ----------------------------
+source "$ROOT/bench/generators.sh"
 # Room for every connection of the largest runs (CONNECTIONS=9000) twice over (at 9,100 for 9,000 nginx reuses
 # connections, closing them before they are answered): its worker_connections, at least 4096.
-WORKER_CONNECTIONS=$((2 * CONNECTIONS + 64 > 4096 ? 2 * CONNECTIONS + 64 : 4096))
-sed -e "s|@PREFIX@|$TMP|g" -e "s|@PORT@|$PORT|g" -e "s|worker_connections 4096;|worker_connections $WORKER_CONNECTIONS;|" \
-    "$ROOT/bench/nginx.conf.in" >"$TMP/nginx.conf"
-taskset -c 0 "$NGINX" -p "$TMP" -e "$TMP/error.log" -c "$TMP/nginx.conf" >"$TMP/nginx.out" 2>&1 &
-NGINX_PID=$!
+nginx_on_cpu0 load_vs_wrk "" $((2 * CONNECTIONS + 64 > 4096 ? 2 * CONNECTIONS + 64 : 4096))
 URL="http://127.0.0.1:$PORT/plaintext"
 for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 "$URL" && break; sleep 0.1; done
-
-# --- one run: start the generator on CPU 1, read its CPU ticks until it exits ---------------
-# The generator is the process itself (taskset execs it), so /proc/PID/stat's utime+stime is its CPU;
-# the last reading is at most 50 ms before it exits. A run over its time plus 30 s is killed.
-measure() {  # measure NAME CMD... -> "requests cpu_seconds"
-    local name=$1; shift
-    taskset -c 1 "$@" >"$TMP/$name.out" 2>&1 &
-    local pid=$! ticks=0 t deadline=$((SECONDS + DSEC + 30))
-    while kill -0 "$pid" 2>/dev/null; do
-        t=$(sed 's/.*) //' "/proc/$pid/stat" 2>/dev/null | awk '{print $12 + $13}') || true
-        [[ -n $t ]] && ticks=$t
-        ((SECONDS < deadline)) || kill -KILL "$pid" 2>/dev/null || true
-        sleep 0.05
-    done
-    wait "$pid" || true
-    local req
-    case $name in
-        wrk) req=$(awk '/requests in/ {print $1}' "$TMP/$name.out") ;;
-        hotpath | baseline) req=$(awk '/responses in/ {print $2}' "$TMP/$name.out") ;;
-        h2load) req=$(awk '/^requests:/ {print $8}' "$TMP/$name.out") ;;
-    esac
-    echo "${req:-0} $(awk -v t="$ticks" -v h="$TCK" 'BEGIN {printf "%.3f", t / h}')"
-}
 
 : >"$TMP/res"
 for ((run = 1; run <= RUNS; run++)); do
@@ -81,7 +46,6 @@ for ((run = 1; run <= RUNS; run++)); do
 done
 
 # --- medians and ratios --------------------------------------------------------------------
-med() { awk -v n="$1" -v c="$2" '$1 == n {print $c}' "$TMP/res" | sort -g | awk '{v[NR] = $1} END {print (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'; }
 table() {
     echo "generator|requests/s|CPU s per million requests|CPU per request vs wrk"
     local wrk_cpm

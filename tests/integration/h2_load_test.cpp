@@ -30,23 +30,6 @@ using namespace std::chrono_literals;
 using namespace https_support;
 using test::test_cert;
 
-// The first program called `name` in the PATH's folders, then in /usr/sbin and /usr/local/sbin (Debian installs nginx
-// and nghttpd there, outside a user's PATH); "" when there is none. The child runs a path, not a name.
-std::string program_path(const std::string& name) {
-    const char* path = std::getenv("PATH");
-    const std::string dirs = std::string(path != nullptr ? path : "/usr/bin:/bin") + ":/usr/sbin:/usr/local/sbin";
-    std::size_t at = 0;
-    while (at <= dirs.size()) {
-        const std::size_t end = std::min(dirs.find(':', at), dirs.size());
-        const std::string candidate = dirs.substr(at, end - at) + "/" + name;
-        if (end > at && ::access(candidate.c_str(), X_OK) == 0) {
-            return candidate;
-        }
-        at = end + 1;
-    }
-    return {};
-}
-
 // The run's protocol as the JSON names it (run.protocol): "http/1.1", "h2" or "h2c".
 std::string protocol_of(const boost::json::object& doc) {
     const auto* run = doc.if_contains("run");
@@ -87,83 +70,6 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
     return args;
 }
 
-// nginx as https_load_test runs it: one process in the foreground, every path in its own folder. @LISTEN@ is the
-// listen directive's parameters after the address (http2, ssl http2, ssl), @SERVER@ more directives of the server.
-constexpr const char* nginx_conf = R"(worker_processes 1;
-daemon off;
-master_process off;
-pid @PREFIX@/nginx.pid;
-error_log @PREFIX@/error.log warn;
-lock_file @PREFIX@/nginx.lock;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path @PREFIX@/client_body;
-    proxy_temp_path @PREFIX@/proxy;
-    fastcgi_temp_path @PREFIX@/fastcgi;
-    uwsgi_temp_path @PREFIX@/uwsgi;
-    scgi_temp_path @PREFIX@/scgi;
-    server {
-        listen 127.0.0.1:@PORT@ @LISTEN@;
-@SERVER@
-        location / { default_type text/plain; return 200 "ok"; }
-    }
-}
-)";
-
-// An nginx of one test (nginx 1.22's syntax: `listen ... http2` on a plain listen is prior knowledge only), killed
-// past a minute, stopped with SIGTERM at the end and checked to exit 0.
-class nginx_peer {
-public:
-    nginx_peer(const std::string& name, const std::string& listen, const std::string& server_directives = {})
-        : dir_("h2_nginx_" + name), port_(test::free_port()) {
-        std::string conf = nginx_conf;
-        const bool tls = listen.find("ssl") != std::string::npos;
-        const std::string server = (tls ? "        ssl_certificate " + test_cert("server.pem") +
-                                              ";\n        ssl_certificate_key " + test_cert("server.key") + ";\n"
-                                        : std::string()) +
-                                   server_directives;
-        for (const auto& [key, value] : {std::pair<std::string, std::string>{"@PREFIX@", dir_.path()},
-                                         {"@PORT@", std::to_string(port_)},
-                                         {"@LISTEN@", listen},
-                                         {"@SERVER@", server}}) {
-            for (auto at = conf.find(key); at != std::string::npos; at = conf.find(key)) {
-                conf.replace(at, key.size(), value);
-            }
-        }
-        write_file(dir_ / "nginx.conf", conf);
-        process_ = std::make_unique<child>(
-            program_path("nginx"),
-            std::vector<std::string>{"-p", dir_.path(), "-e", dir_ / "error.log", "-c", dir_ / "nginx.conf"});
-        guard_ = std::make_unique<kill_after>(process_->pid(), 60s);
-        up_ = port_ != 0 && test::wait_listening(port_, 10s);
-    }
-    nginx_peer(const nginx_peer&) = delete;
-    nginx_peer& operator=(const nginx_peer&) = delete;
-    ~nginx_peer() {
-        process_->signal(SIGTERM);
-        const std::string rest = process_->rest();
-        guard_->cancel();
-        EXPECT_EQ(process_->wait_exit(5s), 0) << rest << read_all(dir_ / "error.log");
-    }
-
-    bool up() const { return up_; }
-    std::string log() const { return read_all(dir_ / "error.log"); }
-    std::string url(const std::string& scheme, const std::string& path = "/") const {
-        return scheme + "://127.0.0.1:" + std::to_string(port_) + path;
-    }
-
-private:
-    temp_dir dir_;
-    std::uint16_t port_ = 0;
-    std::unique_ptr<child> process_;
-    std::unique_ptr<kill_after> guard_; // cancelled before the process is reaped, so that its pid names no other
-    bool up_ = false;
-};
-
-std::string missing_nginx() {
-    return program_path("nginx").empty() ? "no nginx (Debian's nginx-light)" : "";
-}
 
 TEST(h2_load_test, nginx_with_prior_knowledge_answers_every_request_on_ten_streams_per_connection) {
     if (const auto m = missing_nginx(); !m.empty()) {

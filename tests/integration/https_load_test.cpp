@@ -55,53 +55,13 @@ TEST(https_test, load_times_handshakes_and_resumes_sessions_unless_told_not_to) 
     EXPECT_EQ(tls_handshakes(srv, "resumed"), resumed_by_server) << "the server resumed sessions all the same";
 }
 
-// nginx over TLS as bench/nginx.conf.in runs it: one process in the foreground, every path in its own folder.
-constexpr const char* nginx_conf = R"(worker_processes 1;
-daemon off;
-master_process off;
-pid @PREFIX@/nginx.pid;
-error_log @PREFIX@/error.log warn;
-lock_file @PREFIX@/nginx.lock;
-events { worker_connections 256; }
-http {
-    access_log off;
-    client_body_temp_path @PREFIX@/client_body;
-    proxy_temp_path @PREFIX@/proxy;
-    fastcgi_temp_path @PREFIX@/fastcgi;
-    uwsgi_temp_path @PREFIX@/uwsgi;
-    scgi_temp_path @PREFIX@/scgi;
-    server {
-        listen 127.0.0.1:@PORT@ ssl;
-        ssl_certificate @CERT@;
-        ssl_certificate_key @KEY@;
-        location / { default_type text/plain; return 200 "ok"; }
-    }
-}
-)";
-
 TEST(https_test, load_against_nginx_over_tls) {
-    if (!have_program("nginx")) {
-        GTEST_SKIP() << "no nginx (Debian's nginx-light)";
+    if (const auto m = missing_nginx(); !m.empty()) {
+        GTEST_SKIP() << m;
     }
-    temp_dir dir("nginx");
-    const std::uint16_t port = test::free_port();
-    ASSERT_NE(port, 0);
-    const std::string p = dir.path();
-    std::string conf = nginx_conf;
-    for (const auto& [key, value] : {std::pair<std::string, std::string>{"@PREFIX@", p},
-                                     {"@PORT@", std::to_string(port)},
-                                     {"@CERT@", test_cert("server.pem")},
-                                     {"@KEY@", test_cert("server.key")}}) {
-        for (auto at = conf.find(key); at != std::string::npos; at = conf.find(key)) {
-            conf.replace(at, key.size(), value);
-        }
-    }
-    write_file(dir / "nginx.conf", conf);
-    const std::string nginx = shell("command -v nginx", 5).second;
-    child server(nginx.substr(0, nginx.find('\n')), {"-p", p, "-e", p + "/error.log", "-c", dir / "nginx.conf"});
-    kill_after guard(server.pid(), 60s);
-    ASSERT_TRUE(test::wait_listening(port, 10s)) << read_all(dir / "error.log");
-    const std::string url = "https://127.0.0.1:" + std::to_string(port) + "/";
+    nginx_peer nginx("tls", "ssl");
+    ASSERT_TRUE(nginx.up()) << nginx.log();
+    const std::string url = nginx.url("https");
     const std::vector<std::string> load{"load", url, "-c", "4", "-d", "1s", "-t", "1", "-q", "--json", "-"};
 
     auto with = [&load](std::vector<std::string> more) {
@@ -134,11 +94,7 @@ TEST(https_test, load_against_nginx_over_tls) {
     std::tie(code, out) = run(load);
     EXPECT_EQ(code, 4) << out;
     EXPECT_GT(number(load_json(out), {"tls", "failures", "unknown_issuer"}), 0u) << out;
-
-    server.signal(SIGTERM);
-    const std::string rest = server.rest();
-    guard.cancel();
-    EXPECT_EQ(server.wait_exit(5s), 0) << rest << read_all(dir / "error.log");
+    // nginx_peer stops nginx with SIGTERM and checks that it exits 0.
 }
 
 TEST(https_test, load_names_the_tls_failure_of_each_bad_certificate_and_k_skips_the_checks) {
