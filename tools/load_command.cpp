@@ -31,6 +31,7 @@ struct load_flags {
     std::string timeout;
     unsigned pipeline = 1;
     unsigned streams = 1;
+    std::string http;
     double rate = 0;
     unsigned max_connections = 0;
     std::string stages;
@@ -67,6 +68,9 @@ struct load_flags {
         cmd.add_flag("--h2", o.h2,
                      "HTTP/2: over https:// agreed through ALPN (h2 only offered), over http:// with prior knowledge");
         cmd.add_flag("--h2c", o.h2c, "HTTP/2 over plain TCP with prior knowledge (http:// only)");
+        cmd.add_option("--http", http,
+                       "1.1, 2 (as --h2), or auto: over https:// each connection speaks what ALPN agrees, h2 first")
+            ->default_str("1.1");
         cmd.add_option("--streams", streams,
                        "HTTP/2: requests in flight per connection, each on its own stream (h2load's -m)")
             ->default_str("1")
@@ -133,6 +137,9 @@ struct load_flags {
         }
         if (given("--streams")) {
             o.streams = streams;
+        }
+        if (given("--http")) {
+            o.http = http;
         }
         if (given("--rate")) {
             o.rate = rate;

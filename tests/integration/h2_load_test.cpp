@@ -139,6 +139,27 @@ TEST(h2_load_test, nginx_over_tls_agrees_to_h2_through_alpn) {
         << out;
 }
 
+// --http auto: each connection speaks what its server agrees to through ALPN, h2 offered first: nginx with http2
+// on its TLS listen speaks h2 on every connection, nginx without it HTTP/1.1 on every one; both without errors.
+TEST(h2_load_test, http_auto_speaks_what_alpn_agrees_per_connection) {
+    if (const auto m = missing_nginx(); !m.empty()) {
+        GTEST_SKIP() << m;
+    }
+    for (const bool h2 : {true, false}) {
+        nginx_peer nginx(h2 ? "auto_h2" : "auto_h1", h2 ? "ssl http2" : "ssl");
+        ASSERT_TRUE(nginx.up()) << nginx.log();
+        const auto [code, out] = run({"load", nginx.url("https"), "--http", "auto", "--streams", "10", "-c", "4", "-n",
+                                      "1000", "-t", "1", "-q", "--cacert", test_cert("ca.pem"), "--json", "-"});
+        ASSERT_EQ(code, 0) << out;
+        const auto doc = load_json(out);
+        EXPECT_EQ(protocol_of(doc), "auto") << out;
+        EXPECT_EQ(number(doc, {"successes"}), 1000u) << out;
+        expect_no_errors(doc, out);
+        EXPECT_GE(number(doc, {"connections_opened"}), 4u) << out;
+        EXPECT_EQ(number(doc, {"connections_h2"}), h2 ? number(doc, {"connections_opened"}) : 0u) << out;
+    }
+}
+
 TEST(h2_load_test, a_tls_server_that_does_not_agree_to_h2_fails_every_attempt_and_the_run_ends) {
     if (const auto m = missing_nginx(); !m.empty()) {
         GTEST_SKIP() << m;

@@ -106,7 +106,7 @@ TEST(options_test, http2_knobs_and_their_conflicts) {
     load_options o;
     o.url = "http://127.0.0.1:8080/";
     o.streams = 10;
-    EXPECT_NE(refused(o).find("--streams needs HTTP/2 (--h2 or --h2c)"), std::string::npos);
+    EXPECT_NE(refused(o).find("--streams needs HTTP/2 (--h2, --h2c or --http)"), std::string::npos);
     o.h2c = true;
     plan p = made(o);
     EXPECT_TRUE(p.h2());
@@ -130,6 +130,21 @@ TEST(options_test, http2_knobs_and_their_conflicts) {
     o.h2 = false;
     o.streams.reset();
     EXPECT_EQ(made(o).tls.alpn, std::vector<std::string>{"http/1.1"}) << "HTTP/1.1 unless asked";
+
+    // --http auto: over https:// each connection speaks what ALPN agrees, h2 offered first; over http:// refused.
+    o.http = "auto";
+    o.streams = 8;
+    p = made(o);
+    EXPECT_TRUE(p.may_h2());
+    EXPECT_FALSE(p.h2());
+    EXPECT_EQ(p.tls.alpn, (std::vector<std::string>{"h2", "http/1.1"}));
+    o.url = "http://127.0.0.1:8080/";
+    EXPECT_NE(refused(o).find("--http auto agrees on the protocol through ALPN, over https:// only"),
+              std::string::npos);
+    o.http = "3";
+    EXPECT_NE(refused(o).find("--http is 1.1, 2 or auto, not '3'"), std::string::npos);
+    o.http = "2";
+    EXPECT_TRUE(made(o).h2()) << "--http 2 is --h2";
 }
 
 // For an https:// target make_plan makes the run's TLS context, once: a file that cannot be used is told then, and

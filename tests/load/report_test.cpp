@@ -438,6 +438,7 @@ TEST(load_json, http2_fields_round_trip_and_older_files_still_read) {
     std::string old = with(doc, {"run", "protocol"}, {}, true);
     old = with(old, {"run", "streams"}, {}, true);
     old = with(old, {"retried_unprocessed"}, {}, true);
+    old = with(old, {"connections_h2"}, {}, true);
     old = with(old, {"errors", "reset"}, {}, true);
     old = with(old, {"errors", "refused"}, {}, true);
     const loaded_report before = must_read(old);
@@ -467,6 +468,20 @@ TEST(load_json, http2_fields_round_trip_and_older_files_still_read) {
     EXPECT_NE(over_tls.find("\n  Protocol     h2 (ALPN), 100 streams"), std::string::npos) << over_tls;
     const std::string plain = printed(make_plan(false), *r);
     EXPECT_NE(plain.find("\n  Protocol     HTTP/1.1\n"), std::string::npos) << plain;
+
+    // Chosen by ALPN per connection: how many spoke h2 is said, and kept.
+    p.http = plan::http_version::automatic;
+    r->connections_h2 = 40;
+    const std::string chosen = to_json(p, *r, evaluate(p, *r));
+    EXPECT_NE(chosen.find(R"("protocol":"auto","streams":100)"), std::string::npos) << chosen;
+    const loaded_report chosen_back = must_read(chosen);
+    EXPECT_EQ(json_of(chosen_back), chosen);
+    EXPECT_EQ(chosen_back.r.connections_h2, 40u);
+    const std::string chosen_text = printed(chosen_back.p, chosen_back.r);
+    EXPECT_NE(chosen_text.find("\n  Protocol     h2 or HTTP/1.1 by ALPN: 40 of 64 connections spoke h2 (100 streams "
+                               "each), the others HTTP/1.1; 42 requests"),
+              std::string::npos)
+        << chosen_text;
 }
 
 // Over https://, failed handshakes are counted by class under "tls" -> "failures", keyed by net::tls_errc_name in

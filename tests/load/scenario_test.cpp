@@ -622,9 +622,22 @@ path = "/"
     const auto refused = load_scenario(
         "url = \"http://example.test/\"\n[load]\nhttp = \"3\"\n[[request]]\npath = \"/\"\n", examples_dir(), r);
     ASSERT_FALSE(refused.has_value());
-    EXPECT_NE(refused.error().message.find("load.http is \"1.1\" or \"2\""), std::string::npos)
+    EXPECT_NE(refused.error().message.find("load.http is \"1.1\", \"2\" or \"auto\""), std::string::npos)
         << refused.error().message;
     EXPECT_FALSE(to_toml(plan{}).find("streams") != std::string::npos) << "HTTP/1.1 plans are written as before";
+    plan automatic = p;
+    automatic.http = plan::http_version::automatic;
+    automatic.to.scheme = http::scheme::https;
+    plan back;
+    ASSERT_TRUE(test::ok(load_scenario(to_toml(automatic), examples_dir(), back)));
+    EXPECT_EQ(back.http, plan::http_version::automatic);
+    automatic.to.scheme = http::scheme::http;
+    plan refused_auto;
+    const auto over_http = load_scenario(to_toml(automatic), examples_dir(), refused_auto);
+    ASSERT_FALSE(over_http.has_value()) << "ALPN needs https://";
+    EXPECT_NE(over_http.error().message.find("load.http = \"auto\" agrees on the protocol through ALPN"),
+              std::string::npos)
+        << over_http.error().message;
 }
 
 TEST(scenario_test, a_plan_without_a_scenario_is_written_as_one_request) {

@@ -10,7 +10,7 @@ namespace hotpath::load {
 
 load_connection::load_connection(worker& owner)
     : owner_(owner), reader_(owner.limits_), pipeline_(std::max(1u, owner.plan_.pipeline)) {
-    if (owner.plan_.h2()) {
+    if (owner.plan_.may_h2()) {
         h2_ = std::make_unique<h2_state>();
         h2_->slots.resize(owner.plan_.streams);
         h2_->closed.reserve(owner.plan_.streams);
@@ -22,7 +22,7 @@ load_connection::load_connection(worker& owner)
 }
 
 void load_connection::check_timeout(clock::time_point now, clock::duration timeout) {
-    if (h2_) {
+    if (h2_on_) {
         h2_check_timeout(now, timeout);
     } else if (!in_flight_.empty() && now - in_flight_.front().sent > timeout) {
         abort(error_class::timeout);
@@ -75,13 +75,15 @@ void load_connection::on_connected(int fd, std::error_code ec) {
     transport_ = owner_.transports_->make(owner_.loop_, fd, *this);
     transport_->start_reading();
     if (!tls) {
+        h2_on_ = owner_.plan_.h2(); // h2c: prior knowledge
         connected(clock::now());
     }
 }
 
 void load_connection::connected(clock::time_point now) {
     connected_ = true;
-    if (h2_) {
+    if (h2_on_) {
+        ++owner_.results_.connections_h2;
         // The preface and SETTINGS go out in one write with the first requests.
         h2_start();
         h2_->receiving = true;
@@ -105,7 +107,8 @@ void load_connection::on_transport_ready() {
     unconfirmed_ = true;
     handshake_took_ = now - handshake_started_;
     handshake_resumed_ = tls->resumed();
-    if (h2_ && tls->alpn() != "h2") {
+    h2_on_ = h2_ && tls->alpn() == "h2";
+    if (owner_.plan_.h2() && !h2_on_) {
         // A server that ignores ALPN: it would speak HTTP/1.1. A failed attempt, as if it had refused h2.
         unconfirmed_ = false;
         handshake_failed(make_error_code(net::tls_errc::no_common_protocol));
@@ -131,7 +134,7 @@ void load_connection::handshake_failed(std::error_code error) {
 }
 
 void load_connection::send(clock::time_point scheduled, unsigned count, clock::time_point now) {
-    if (h2_) {
+    if (h2_on_) {
         h2_send(scheduled, count, now);
         return;
     }
@@ -152,7 +155,7 @@ void load_connection::on_transport_written(std::error_code error) {
         abort(error_class::write);
         return;
     }
-    if (h2_ && !closing_) {
+    if (h2_on_ && !closing_) {
         h2_->writing = false;
         h2_flush();
         h2_settle();
@@ -166,7 +169,7 @@ void load_connection::on_transport_data(std::string_view bytes) {
     const auto now = clock::now(); // when these bytes arrived: for every response they complete
     confirm_handshake();
     owner_.on_bytes(bytes.size(), now);
-    if (h2_) {
+    if (h2_on_) {
         h2_data(bytes, now);
         return;
     }
@@ -254,7 +257,7 @@ void load_connection::on_transport_end(std::error_code error) {
         // a failed connection attempt of that class; the requests written never reached HTTP.
         unconfirmed_ = false;
         in_flight_.clear();
-        if (h2_) {
+        if (h2_on_) {
             h2_end(error_class::count_);
         }
         handshake_failed_ = true;
@@ -263,7 +266,7 @@ void load_connection::on_transport_end(std::error_code error) {
         return;
     }
     confirm_handshake();
-    if (h2_) {
+    if (h2_on_) {
         h2_end(error_class::read);
         close_transport();
         return;
@@ -300,7 +303,7 @@ void load_connection::abort(error_class why) {
     }
     const std::size_t lost = in_flight_.size();
     in_flight_.clear();
-    if (h2_) {
+    if (h2_on_) {
         h2_end(why);
     } else if (why != error_class::count_) {
         owner_.on_error(*this, why, lost);
@@ -322,8 +325,9 @@ void load_connection::close_transport() {
 }
 
 void load_connection::on_transport_closed() {
-    if (h2_) {
+    if (h2_on_) {
         h2_end(error_class::count_); // nothing is in flight by now; the session goes with its connection
+        h2_on_ = false;
     }
     transport_.reset();
     closing_ = false;

@@ -446,10 +446,12 @@ result<void, problem> read_plan(fields& doc, plan& p) {
         if (!run.text("protocol", protocol) || !run.u32("streams", p.streams, 1)) {
             return run.failure();
         }
-        if (protocol != "http/1.1" && protocol != "h2" && protocol != "h2c") {
-            return run.fail("protocol", "is \"http/1.1\", \"h2\" or \"h2c\"");
+        if (protocol != "http/1.1" && protocol != "h2" && protocol != "h2c" && protocol != "auto") {
+            return run.fail("protocol", "is \"http/1.1\", \"h2\", \"h2c\" or \"auto\"");
         }
-        p.http = protocol == "http/1.1" ? plan::http_version::http1_1 : plan::http_version::h2;
+        p.http = protocol == "http/1.1" ? plan::http_version::http1_1
+                 : protocol == "auto"   ? plan::http_version::automatic
+                                        : plan::http_version::h2;
     }
     auto to = http::parse_url(url);
     if (!to) {
@@ -508,7 +510,8 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
         !doc.u64("late", r.late) || !doc.u64("unsent", r.unsent)) {
         return doc.failure();
     }
-    if (doc.has("retried_unprocessed") && !doc.u64("retried_unprocessed", r.retried_unprocessed)) {
+    if ((doc.has("retried_unprocessed") && !doc.u64("retried_unprocessed", r.retried_unprocessed)) ||
+        (doc.has("connections_h2") && !doc.u64("connections_h2", r.connections_h2))) {
         return doc.failure();
     }
     const json::object* errors_object = doc.object("errors");

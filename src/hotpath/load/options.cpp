@@ -16,16 +16,17 @@ namespace {
 // The knobs a reason may name, as each source writes them.
 struct knob_names {
     std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads,
-        streams, h2;
+        streams, h2, http_auto;
 };
 
 constexpr knob_names flag_names{"--rate",   "--stages",          "--pipeline", "--no-keepalive",
                                 "--warmup", "--max-connections", "-c",         "--expect-status",
-                                "-t",       "--streams",         "--h2 or --h2c"};
+                                "-t",       "--streams",         "--h2, --h2c or --http",
+                                "--http auto"};
 constexpr knob_names scenario_names{
     "load.rate",   "load.stages",          "load.pipeline",    "load.keep_alive = false",
     "load.warmup", "load.max_connections", "load.connections", "load.expect_status",
-    "load.threads", "load.streams", "load.http = \"2\""};
+    "load.threads", "load.streams", "load.http", "load.http = \"auto\""};
 
 std::string str(std::string_view s) {
     return std::string(s);
@@ -71,14 +72,18 @@ std::string validate(const plan& p, plan_source source) {
     if (p.streams == 0 || p.streams > max_streams) {
         return str(n.streams) + " must be from 1 to " + std::to_string(max_streams);
     }
-    if (p.streams > 1 && !p.h2()) {
+    if (p.http == plan::http_version::automatic && !p.to.tls()) {
+        return str(n.http_auto) + " agrees on the protocol through ALPN, over https:// only; over http:// HTTP/2 is " +
+               "spoken with prior knowledge (h2c)";
+    }
+    if (p.streams > 1 && !p.may_h2()) {
         return str(n.streams) + " needs HTTP/2 (" + str(n.h2) + "): HTTP/1.1 has one request in flight per " +
                "connection (or " + str(n.pipeline) + ")";
     }
-    if (p.h2() && p.pipeline > 1) {
+    if (p.may_h2() && p.pipeline > 1) {
         return str(n.pipeline) + " is HTTP/1.1's; with HTTP/2 several requests are in flight with " + str(n.streams);
     }
-    if (p.h2() && !p.keep_alive) {
+    if (p.may_h2() && !p.keep_alive) {
         return str(n.no_keepalive) + " is HTTP/1.1's: an HTTP/2 connection carries many requests";
     }
     if (p.max_connections > 0 && !p.open_model()) {
@@ -202,6 +207,14 @@ result<plan, problem> make_plan(const load_options& o) {
     if (o.io) {
         p.io = *o.io;
     }
+    if (o.http) {
+        if (*o.http != "1.1" && *o.http != "2" && *o.http != "auto") {
+            return refuse("--http is 1.1, 2 or auto, not '" + *o.http + "'");
+        }
+        p.http = *o.http == "1.1" ? plan::http_version::http1_1
+                 : *o.http == "2" ? plan::http_version::h2
+                                  : plan::http_version::automatic;
+    }
     if (o.h2 || o.h2c) {
         p.http = plan::http_version::h2;
     }
@@ -272,7 +285,9 @@ result<plan, problem> make_plan(const load_options& o) {
     }
     p.tls = o.tls;
     if (p.h2()) {
-        p.tls.alpn = {"h2"}; // only h2 offered: a server that does not agree fails the attempt (wrk's -H2 in h2load)
+        p.tls.alpn = {"h2"}; // only h2 offered: a server that does not agree fails the attempt
+    } else if (p.may_h2()) {
+        p.tls.alpn = {"h2", "http/1.1"}; // each connection speaks what its server agrees to, h2 first
     }
     if (p.to.tls()) {
         // The files are read now, so that a bad one is told before the run; the run uses this context.

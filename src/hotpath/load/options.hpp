@@ -30,6 +30,7 @@ struct load_options {
     std::optional<unsigned> pipeline;
     bool h2 = false;  // --h2: HTTP/2, through ALPN over https://, with prior knowledge over http://
     bool h2c = false; // --h2c: HTTP/2 with prior knowledge, http:// only
+    std::optional<std::string> http; // --http 1.1|2|auto
     std::optional<unsigned> streams;
     std::optional<double> rate;
     std::optional<unsigned> max_connections;

@@ -103,8 +103,9 @@ struct plan {
     // Socket I/O of the workers' loops: io_uring where available (automatic), only io_uring, or epoll.
     enum class io_choice : std::uint8_t { automatic, uring, epoll } io = io_choice::automatic;
     unsigned pipeline = 1;
-    // The protocol: HTTP/1.1, or HTTP/2 (over https:// agreed through ALPN, over http:// with prior knowledge: h2c).
-    enum class http_version : std::uint8_t { http1_1, h2 } http = http_version::http1_1;
+    // The protocol: HTTP/1.1, or HTTP/2 (over https:// agreed through ALPN, over http:// with prior knowledge: h2c),
+    // or over https:// whichever each connection's ALPN agrees on (h2 preferred, as browsers and k6 do).
+    enum class http_version : std::uint8_t { http1_1, h2, automatic } http = http_version::http1_1;
     unsigned streams = 1; // HTTP/2: requests in flight per connection, each on its stream (h2load's -m)
 
     double rate = 0;              // > 0: open model at this many requests/s
@@ -115,6 +116,7 @@ struct plan {
     std::vector<threshold> thresholds;
 
     bool h2() const noexcept { return http == http_version::h2; }
+    bool may_h2() const noexcept { return http != http_version::http1_1; }
     bool open_model() const noexcept {
         return rate > 0 || (!stages.empty() && stages.front().what == stage::kind::rate);
     }

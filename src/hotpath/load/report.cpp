@@ -42,7 +42,7 @@ unsigned connections_of(const plan& p) {
 
 // The protocol spoken, as the JSON names it.
 std::string_view protocol_name(const plan& p) noexcept {
-    return !p.h2() ? "http/1.1" : p.to.tls() ? "h2" : "h2c";
+    return !p.may_h2() ? "http/1.1" : !p.h2() ? "auto" : p.to.tls() ? "h2" : "h2c";
 }
 
 std::string model_of(const plan& p) {
@@ -270,8 +270,17 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         fmt::print(out, "  Connections  {} opened; {} of {} attempts failed ({})\n", r.connections_opened,
                    r.connect_failures, r.connect_attempts, r.connect_error.empty() ? "no reason" : r.connect_error);
     }
-    if (!p.h2()) {
+    if (!p.may_h2()) {
         fmt::print(out, "  Protocol     HTTP/1.1\n");
+    } else if (!p.h2()) {
+        fmt::print(out,
+                   "  Protocol     h2 or HTTP/1.1 by ALPN: {} of {} connections spoke h2 ({} stream{} each), the others "
+                   "HTTP/1.1{}\n",
+                   r.connections_h2, r.connections_opened, p.streams, p.streams == 1 ? "" : "s",
+                   r.retried_unprocessed == 0
+                       ? std::string()
+                       : fmt::format("; {} requests sent again after a GOAWAY left them unprocessed",
+                                     r.retried_unprocessed));
     } else {
         fmt::print(out, "  Protocol     {}, {} stream{} per connection{}\n",
                    p.to.tls() ? "h2 (ALPN)" : "h2c (prior knowledge)", p.streams, p.streams == 1 ? "" : "s",
@@ -398,6 +407,7 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
         doc["tls"] = std::move(tls);
     }
     doc["retried_unprocessed"] = r.retried_unprocessed;
+    doc["connections_h2"] = r.connections_h2;
     doc["late"] = r.late;
     doc["unsent"] = r.unsent;
     doc["dropped_rate"] = r.dropped_rate();

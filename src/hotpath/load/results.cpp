@@ -77,6 +77,7 @@ void results::merge(const results& other) {
     unsent += other.unsent;
     late += other.late;
     retried_unprocessed += other.retried_unprocessed;
+    connections_h2 += other.connections_h2;
     send_lag.merge(other.send_lag);
     connect_attempts += other.connect_attempts;
     connect_failures += other.connect_failures;

@@ -71,6 +71,7 @@ struct results {
     // HTTP/2: requests on streams past a GOAWAY's last stream id (unprocessed, RFC 9113 §6.8), sent again on
     // another connection; not failures.
     std::uint64_t retried_unprocessed = 0;
+    std::uint64_t connections_h2 = 0; // of connections_opened, those that spoke HTTP/2
     // Open model: how far behind its scheduled time each late request was sent.
     metrics::histogram send_lag;
     std::uint64_t connect_attempts = 0;

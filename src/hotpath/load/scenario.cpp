@@ -274,10 +274,12 @@ result<void, problem> read_load(const toml::table& t, plan& q) {
     }
     if (const toml::node* http = t.get("http"); http != nullptr) {
         const auto version = http->value<std::string>();
-        if (!version || (*version != "1.1" && *version != "2")) {
-            return fail(*http, "load.http is \"1.1\" or \"2\"");
+        if (!version || (*version != "1.1" && *version != "2" && *version != "auto")) {
+            return fail(*http, "load.http is \"1.1\", \"2\" or \"auto\"");
         }
-        q.http = *version == "2" ? plan::http_version::h2 : plan::http_version::http1_1;
+        q.http = *version == "2"      ? plan::http_version::h2
+                 : *version == "auto" ? plan::http_version::automatic
+                                      : plan::http_version::http1_1;
     }
     if (stages && duration) {
         return fail(*t.get("duration"), "load.duration and load.stages do not mix: the stages set the run's length");

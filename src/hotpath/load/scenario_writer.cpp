@@ -123,8 +123,8 @@ std::string to_toml(const plan& p) {
     out.append("timeout = ").append(toml_string(exact_duration_text(p.timeout))).append("\n");
     out.append("keep_alive = ").append(p.keep_alive ? "true" : "false").append("\n");
     out.append("pipeline = ").append(std::to_string(p.pipeline)).append("\n");
-    if (p.h2()) {
-        out.append("http = \"2\"\n");
+    if (p.may_h2()) {
+        out.append(p.h2() ? "http = \"2\"\n" : "http = \"auto\"\n");
         out.append("streams = ").append(std::to_string(p.streams)).append("\n");
     }
     if (!p.thresholds.empty()) {

@@ -48,9 +48,10 @@ worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_c
             content_type = http::iequals(name, "content-type") ? std::string_view(value) : content_type;
         }
         r.json_body = is_json_body(spec.body, content_type);
-        if (!r.templated && p.h2()) {
+        if (!r.templated && p.may_h2()) {
             r.h2_text = h2_request_fields(p, spec);
-        } else if (!r.templated) {
+        }
+        if (!r.templated && !p.h2()) {
             r.bytes = build_request(p, spec);
             for (unsigned i = 0; i < std::max(1u, p.pipeline); ++i) {
                 r.pipelined += r.bytes;

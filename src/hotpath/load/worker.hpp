@@ -51,11 +51,11 @@ public:
 
     // Whether send() may take a request now, and how many (HTTP/1.1: one batch of `pipeline` when nothing is in
     // flight; HTTP/2: a free stream each, up to `streams` and the server's SETTINGS_MAX_CONCURRENT_STREAMS).
-    bool ready() const noexcept { return h2_ ? h2_room() != 0 : connected_ && in_flight_.empty() && !closing_; }
+    bool ready() const noexcept { return h2_on_ ? h2_room() != 0 : connected_ && in_flight_.empty() && !closing_; }
     unsigned room() const noexcept {
-        return h2_ ? h2_room() : connected_ && in_flight_.empty() && !closing_ ? pipeline_ : 0;
+        return h2_on_ ? h2_room() : connected_ && in_flight_.empty() && !closing_ ? pipeline_ : 0;
     }
-    bool busy() const noexcept { return h2_ ? h2_->in_flight != 0 : !in_flight_.empty(); }
+    bool busy() const noexcept { return h2_on_ ? h2_->in_flight != 0 : !in_flight_.empty(); }
     // Connecting, or over TLS handshaking: not yet ready, within the connect's timeout.
     bool connecting() const noexcept { return connecting_ || handshaking_; }
     // When the connect in progress began, for its timeout (the plan's request timeout).
@@ -163,7 +163,8 @@ private:
     bool connected_ = false;
     bool closing_ = false;
     bool server_closes_ = false;
-    std::unique_ptr<h2_state> h2_; // over HTTP/2; kept across reconnections (its session is made per connection)
+    std::unique_ptr<h2_state> h2_; // when HTTP/2 may be spoken; kept across reconnections (a session per connection)
+    bool h2_on_ = false;           // this connection speaks HTTP/2 (h2c, or h2 agreed through ALPN)
     unsigned pipeline_;            // HTTP/1.1: requests sent at once (the plan's pipeline, at least 1)
 };
 
