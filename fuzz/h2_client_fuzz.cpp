@@ -34,8 +34,8 @@ struct client final : h2_events {
     // The slot `stream` names: one of ours and in use, or none.
     slot* of(std::int32_t stream) const {
         auto* s = static_cast<slot*>(session->stream_user(stream));
-        require(s == nullptr || (s >= slots.data() && s < slots.data() + slots.size() && s->in_use &&
-                                 s->stream == stream));
+        require(s == nullptr ||
+                (s >= slots.data() && s < slots.data() + slots.size() && s->in_use && s->stream == stream));
         return s;
     }
     void on_h2_field(std::int32_t stream, std::string_view, std::string_view) override { (void)of(stream); }

@@ -70,7 +70,6 @@ std::vector<std::string> with(std::vector<std::string> args, const std::vector<s
     return args;
 }
 
-
 TEST(h2_load_test, nginx_with_prior_knowledge_answers_every_request_on_ten_streams_per_connection) {
     if (const auto m = missing_nginx(); !m.empty()) {
         GTEST_SKIP() << m;

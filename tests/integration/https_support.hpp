@@ -377,8 +377,9 @@ inline std::string program_path(const std::string& name) {
     return {};
 }
 
-// nginx for the load tests, as bench/nginx.conf.in runs it: one process in the foreground, every path in its own folder. @LISTEN@ is the
-// listen directive's parameters after the address (http2, ssl http2, ssl), @SERVER@ more directives of the server.
+// nginx for the load tests, as bench/nginx.conf.in runs it: one process in the foreground, every path in its own
+// folder. @LISTEN@ is the listen directive's parameters after the address (http2, ssl http2, ssl), @SERVER@ more
+// directives of the server.
 inline constexpr const char* nginx_conf = R"(worker_processes 1;
 daemon off;
 master_process off;

@@ -139,8 +139,10 @@ TEST(plan_test, request_fields_for_http2) {
     q.method = "PUT";
     q.path_and_query = "/a?b=c";
     q.body = "hello";
-    q.headers = {{"X-Id", "7"},     {"Connection", "keep-alive"}, {"Keep-Alive", "5"}, {"Transfer-Encoding", "x"},
-                 {"Upgrade", "h2c"}, {"TE", "gzip"},              {"te", "trailers"}};
+    q.headers = {{"X-Id", "7"},       {"Connection", "keep-alive"},
+                 {"Keep-Alive", "5"}, {"Transfer-Encoding", "x"},
+                 {"Upgrade", "h2c"},  {"TE", "gzip"},
+                 {"te", "trailers"}};
     using fields = std::vector<std::pair<std::string, std::string>>;
     EXPECT_EQ(h2_request_fields(p, q), (fields{{":method", "PUT"},
                                                {":scheme", "https"},

@@ -460,7 +460,7 @@ TEST(load_json, http2_fields_round_trip_and_older_files_still_read) {
     };
     const std::string text = printed(back.p, back.r);
     EXPECT_NE(text.find("\n  Protocol     h2c (prior knowledge), 100 streams per connection; 42 requests sent "
-                              "again after a GOAWAY left them unprocessed\n"),
+                        "again after a GOAWAY left them unprocessed\n"),
               std::string::npos)
         << text;
     p.to.scheme = http::scheme::https;

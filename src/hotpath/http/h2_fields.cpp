@@ -24,8 +24,8 @@ void h2_response_fields::add(std::string_view name, std::string_view value, bool
     }
     const auto value_at = static_cast<std::uint32_t>(text_.size());
     text_.append(value);
-    placed_.push_back({name_at, static_cast<std::uint32_t>(name.size()), value_at,
-                       static_cast<std::uint32_t>(value.size())});
+    placed_.push_back(
+        {name_at, static_cast<std::uint32_t>(name.size()), value_at, static_cast<std::uint32_t>(value.size())});
 }
 
 void h2_response_fields::build(const response& r, std::string_view date, std::optional<std::uint64_t> length) {

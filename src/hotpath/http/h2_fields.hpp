@@ -32,8 +32,8 @@ private:
     };
     void add(std::string_view name, std::string_view value, bool lower);
 
-    std::string text_;            // the names (lower-cased) and values, back to back
-    std::vector<placed> placed_;  // where each field's name and value are in text_
+    std::string text_;             // the names (lower-cased) and values, back to back
+    std::vector<placed> placed_;   // where each field's name and value are in text_
     std::vector<h2_field> fields_; // views into text_, made once text_ is whole
 };
 

@@ -180,8 +180,8 @@ public:
         nghttp2_nv* to = data();
         for (const h2_field& f : fields) {
             *to++ = {reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.name.data())),
-                     reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.value.data())), f.name.size(),
-                     f.value.size(), NGHTTP2_NV_FLAG_NONE};
+                     reinterpret_cast<std::uint8_t*>(const_cast<char*>(f.value.data())), f.name.size(), f.value.size(),
+                     NGHTTP2_NV_FLAG_NONE};
         }
     }
     nghttp2_nv* data() noexcept { return size_ > on_stack_.size() ? on_heap_.data() : on_stack_.data(); }

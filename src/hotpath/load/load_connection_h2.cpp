@@ -151,8 +151,8 @@ void load_connection::h2_finish_closed(clock::time_point now) {
                 owner_.on_unprocessed(s.times.scheduled);
             } else {
                 const error_class why = s.error == http::h2_error::refused_stream ? error_class::refused
-                                        : s.error == http::h2_error::no_error    ? error_class::malformed
-                                                                                 : error_class::reset;
+                                        : s.error == http::h2_error::no_error     ? error_class::malformed
+                                                                                  : error_class::reset;
                 owner_.on_error(*this, why, 1);
             }
         }

@@ -523,8 +523,8 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
     std::size_t classes = 0;
     for (std::size_t e = 0; e < error_class_count; ++e) {
         const auto name = to_string(static_cast<error_class>(e));
-        const bool since_h2 = e == static_cast<std::size_t>(error_class::reset) ||
-                              e == static_cast<std::size_t>(error_class::refused);
+        const bool since_h2 =
+            e == static_cast<std::size_t>(error_class::reset) || e == static_cast<std::size_t>(error_class::refused);
         if (since_h2 && !errors.has(name)) {
             continue;
         }

@@ -19,14 +19,13 @@ struct knob_names {
         streams, h2, http_auto;
 };
 
-constexpr knob_names flag_names{"--rate",   "--stages",          "--pipeline", "--no-keepalive",
-                                "--warmup", "--max-connections", "-c",         "--expect-status",
-                                "-t",       "--streams",         "--h2, --h2c or --http",
-                                "--http auto"};
+constexpr knob_names flag_names{
+    "--rate",          "--stages", "--pipeline", "--no-keepalive",        "--warmup",   "--max-connections", "-c",
+    "--expect-status", "-t",       "--streams",  "--h2, --h2c or --http", "--http auto"};
 constexpr knob_names scenario_names{
-    "load.rate",   "load.stages",          "load.pipeline",    "load.keep_alive = false",
-    "load.warmup", "load.max_connections", "load.connections", "load.expect_status",
-    "load.threads", "load.streams", "load.http", "load.http = \"auto\""};
+    "load.rate",    "load.stages",          "load.pipeline",    "load.keep_alive = false",
+    "load.warmup",  "load.max_connections", "load.connections", "load.expect_status",
+    "load.threads", "load.streams",         "load.http",        "load.http = \"auto\""};
 
 std::string str(std::string_view s) {
     return std::string(s);

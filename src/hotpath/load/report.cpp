@@ -273,21 +273,21 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
     if (!p.may_h2()) {
         fmt::print(out, "  Protocol     HTTP/1.1\n");
     } else if (!p.h2()) {
-        fmt::print(out,
-                   "  Protocol     h2 or HTTP/1.1 by ALPN: {} of {} connections spoke h2 ({} stream{} each), the others "
-                   "HTTP/1.1{}\n",
-                   r.connections_h2, r.connections_opened, p.streams, p.streams == 1 ? "" : "s",
-                   r.retried_unprocessed == 0
-                       ? std::string()
-                       : fmt::format("; {} requests sent again after a GOAWAY left them unprocessed",
-                                     r.retried_unprocessed));
+        fmt::print(
+            out,
+            "  Protocol     h2 or HTTP/1.1 by ALPN: {} of {} connections spoke h2 ({} stream{} each), the others "
+            "HTTP/1.1{}\n",
+            r.connections_h2, r.connections_opened, p.streams, p.streams == 1 ? "" : "s",
+            r.retried_unprocessed == 0
+                ? std::string()
+                : fmt::format("; {} requests sent again after a GOAWAY left them unprocessed", r.retried_unprocessed));
     } else {
-        fmt::print(out, "  Protocol     {}, {} stream{} per connection{}\n",
-                   p.to.tls() ? "h2 (ALPN)" : "h2c (prior knowledge)", p.streams, p.streams == 1 ? "" : "s",
-                   r.retried_unprocessed == 0
-                       ? std::string()
-                       : fmt::format("; {} requests sent again after a GOAWAY left them unprocessed",
-                                     r.retried_unprocessed));
+        fmt::print(
+            out, "  Protocol     {}, {} stream{} per connection{}\n",
+            p.to.tls() ? "h2 (ALPN)" : "h2c (prior knowledge)", p.streams, p.streams == 1 ? "" : "s",
+            r.retried_unprocessed == 0
+                ? std::string()
+                : fmt::format("; {} requests sent again after a GOAWAY left them unprocessed", r.retried_unprocessed));
     }
     if (r.tls) {
         const auto& t = r.handshakes;

@@ -240,10 +240,10 @@ result<void, problem> first_failure(std::initializer_list<result<void, problem>>
 // The sections of a scenario.
 
 result<void, problem> read_load(const toml::table& t, plan& q) {
-    if (auto known = only_keys(t, "load.",
-                               {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages",
-                                "warmup", "timeout", "keep_alive", "pipeline", "thresholds", "expect_status", "http",
-                                "streams"});
+    if (auto known =
+            only_keys(t, "load.",
+                      {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages", "warmup",
+                       "timeout", "keep_alive", "pipeline", "thresholds", "expect_status", "http", "streams"});
         !known) {
         return known;
     }

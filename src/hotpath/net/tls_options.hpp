@@ -21,13 +21,13 @@ enum class tls_errc {
     certificate_invalid,       // any other verification failure (revoked, bad signature, wrong purpose)
     handshake_failed,          // the protocol itself: no common version or cipher, a bad record, an alert
     peer_certificate_required, // the server asked for a client certificate and none (or a refused one) was given
-    no_common_protocol,        // ALPN: the peer speaks none of the protocols offered (HTTP/2 asked of an HTTP/1.1 server)
+    no_common_protocol, // ALPN: the peer speaks none of the protocols offered (HTTP/2 asked of an HTTP/1.1 server)
 };
 // Every class, in order (numbered 1 to tls_errcs.size()): for tables with a count per class.
-inline constexpr std::array<tls_errc, 7> tls_errcs{
-    tls_errc::certificate_expired, tls_errc::unknown_issuer,           tls_errc::name_mismatch,
-    tls_errc::certificate_invalid, tls_errc::handshake_failed,         tls_errc::peer_certificate_required,
-    tls_errc::no_common_protocol};
+inline constexpr std::array<tls_errc, 7> tls_errcs{tls_errc::certificate_expired, tls_errc::unknown_issuer,
+                                                   tls_errc::name_mismatch,       tls_errc::certificate_invalid,
+                                                   tls_errc::handshake_failed,    tls_errc::peer_certificate_required,
+                                                   tls_errc::no_common_protocol};
 
 // The category of tls_errc ("tls"; defined in net/tls.cpp), whose message() is the line for a person.
 const std::error_category& tls_category() noexcept;
