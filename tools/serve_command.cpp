@@ -99,6 +99,9 @@ struct serve_flags {
         cmd.add_flag("--server-timing", options.server_timing,
                      "Add a Server-Timing field to every response: where its time went (queue, app, downstream, "
                      "wait, total), shown by curl -v and browsers' developer tools");
+        cmd.add_flag("--http2,!--no-http2", options.http2,
+                     "Serve HTTP/2 beside HTTP/1.1 on the same port (default): h2c to clients that open with its "
+                     "preface (prior knowledge), h2 through ALPN over TLS; --no-http2 serves HTTP/1.1 only");
         cmd.add_option("--tls-cert", tls_certs,
                        "Serve HTTPS with this certificate chain (PEM, leaf first); SIGHUP reloads it. Given again, "
                        "one more certificate, served to clients that ask (SNI) for a name it is for; the first "
@@ -181,8 +184,9 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
                    started.error().message);
         return 1;
     }
-    fmt::print("hotpath: serving {} on {} with {} event loop{} on {} (Ctrl-C stops)\n", name, srv.url(), srv.threads(),
-               srv.threads() == 1 ? "" : "s", srv.io() == io_backend::uring ? "io_uring" : "epoll");
+    fmt::print("hotpath: serving {} on {} with {} event loop{} on {}; {} (Ctrl-C stops)\n", name, srv.url(),
+               srv.threads(), srv.threads() == 1 ? "" : "s", srv.io() == io_backend::uring ? "io_uring" : "epoll",
+               flags.options.http2 ? "HTTP/1.1 and HTTP/2" : "HTTP/1.1 only");
     if (tls.enabled()) {
         fmt::print("hotpath: TLS {}+ with {} (SIGHUP reloads {}); {}\n", flags.tls_min,
                    fmt::join(flags.tls_certs, ", "), flags.tls_certs.size() == 1 ? "it" : "them",
@@ -191,8 +195,9 @@ int serve(std::string_view name, const app& routes, serve_flags& flags) {
     std::fflush(stdout);
     srv.wait_for_stop_signal();
     const auto s = srv.stats();
-    fmt::print("hotpath: stopped after {} requests on {} connections ({} malformed, {} timed out, {} handler errors)\n",
-               s.requests, s.connections_accepted, s.bad_requests, s.timeouts, s.handler_exceptions);
+    fmt::print("hotpath: stopped after {} requests ({} over HTTP/2) on {} connections ({} malformed, {} timed out, {} "
+               "handler errors)\n",
+               s.requests, s.h2_streams, s.connections_accepted, s.bad_requests, s.timeouts, s.handler_exceptions);
     if (s.refused_in_flight + s.refused_connections + s.refused_draining != 0) {
         fmt::print("hotpath: overload: {} requests answered 503 over --max-in-flight, {} over --max-connections, {} "
                    "past --drain-timeout while stopping\n",

@@ -29,7 +29,8 @@ TEST(https_test, serve_announces_https_and_kernel_tls_and_answers_curl_over_tls_
     EXPECT_EQ(out, R"({"message":"Hello, World!"})");
     std::tie(code, out) = curl("-v " + ca + srv.url("/plaintext"));
     EXPECT_EQ(code, 0) << out;
-    EXPECT_NE(out.find("ALPN: server accepted http/1.1"), std::string::npos) << out;
+    EXPECT_NE(out.find("ALPN: server accepted h2"), std::string::npos) << out; // HTTP/2 first, as curl prefers
+    EXPECT_NE(out.find("< HTTP/2 200"), std::string::npos) << out;
     EXPECT_NE(out.find("SSL connection using TLSv1.3"), std::string::npos) << out;
     EXPECT_NE(out.find("Hello, World!"), std::string::npos) << out;
     // Plain HTTP to the HTTPS port is no request.
@@ -79,10 +80,20 @@ TEST(https_test, openssl_s_client_verifies_the_chain_and_the_name_and_negotiates
     EXPECT_NE(out.find("Verify return code: 0 (ok)"), std::string::npos) << out;
     EXPECT_NE(out.find("subject=CN = server"), std::string::npos) << out;
     EXPECT_NE(out.find("ALPN protocol: http/1.1"), std::string::npos) << out;
+    out = s_client(srv.port(), "-servername localhost -alpn h2,http/1.1 " + ca);
+    EXPECT_NE(out.find("ALPN protocol: h2"), std::string::npos) << out;
     // A client that offers no protocol the server has goes on without ALPN.
-    out = s_client(srv.port(), "-servername localhost -alpn h2 " + ca);
+    out = s_client(srv.port(), "-servername localhost -alpn spdy/3.1 " + ca);
     EXPECT_NE(out.find("No ALPN negotiated"), std::string::npos) << out;
     EXPECT_NE(out.find("Verify return code: 0 (ok)"), std::string::npos) << out;
+    {
+        // Without HTTP/2, h2 is not agreed to.
+        https_server h1_only(serve_test_cert({"--no-http2"}));
+        out = s_client(h1_only.port(), "-servername localhost -alpn h2 " + ca);
+        EXPECT_NE(out.find("No ALPN negotiated"), std::string::npos) << out;
+        out = s_client(h1_only.port(), "-servername localhost -alpn h2,http/1.1 " + ca);
+        EXPECT_NE(out.find("ALPN protocol: http/1.1"), std::string::npos) << out;
+    }
     // A request typed into the session is answered.
     out = shell("printf 'GET /plaintext HTTP/1.1\\r\\nHost: localhost\\r\\nConnection: close\\r\\n\\r\\n' | "
                 "openssl s_client -quiet -connect 127.0.0.1:" +

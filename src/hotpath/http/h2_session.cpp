@@ -303,6 +303,10 @@ void* h2_session::stream_user(std::int32_t stream) const noexcept {
     return nghttp2_session_get_stream_user_data(impl_->session, stream);
 }
 
+bool h2_session::set_stream_user(std::int32_t stream, void* user) noexcept {
+    return nghttp2_session_set_stream_user_data(impl_->session, stream, user) == 0;
+}
+
 std::uint32_t h2_session::peer_max_concurrent_streams() const noexcept {
     return nghttp2_session_get_remote_settings(impl_->session, NGHTTP2_SETTINGS_MAX_CONCURRENT_STREAMS);
 }
@@ -337,6 +341,13 @@ std::error_code h2_session::reset(std::int32_t stream, h2_error error) {
 
 std::error_code h2_session::go_away(h2_error error) {
     const int done = nghttp2_session_terminate_session(impl_->session, static_cast<std::uint32_t>(error));
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+std::error_code h2_session::shut_down() {
+    const int done =
+        nghttp2_submit_goaway(impl_->session, NGHTTP2_FLAG_NONE,
+                              nghttp2_session_get_last_proc_stream_id(impl_->session), NGHTTP2_NO_ERROR, nullptr, 0);
     return done != 0 ? h2_code(done) : std::error_code{};
 }
 

@@ -108,8 +108,12 @@ public:
     // The same, with no copy: `body` (null for none) is the caller's until on_h2_closed of the stream, and `user`
     // is the stream's own pointer for stream_user(). What a load generator sends many times a second.
     std::int32_t request(std::span<const h2_field> fields, h2_body* body, void* user);
-    // The pointer given with the stream's request(), or null (an unknown or closed stream, or none given).
+    // The pointer given with the stream's request() or set_stream_user(), or null (an unknown or closed stream, or
+    // none given).
     void* stream_user(std::int32_t stream) const noexcept;
+    // A server's pointer for a stream the peer opened, from its first on_h2_field on (the one call an owner may make
+    // from inside h2_events: it only records). False for an unknown stream.
+    bool set_stream_user(std::int32_t stream, void* user) noexcept;
     // The peer's SETTINGS_MAX_CONCURRENT_STREAMS (100, nghttp2's assumption, until its SETTINGS arrive).
     std::uint32_t peer_max_concurrent_streams() const noexcept;
     // Whether the peer's first SETTINGS has arrived.
@@ -120,6 +124,9 @@ public:
     std::error_code reset(std::int32_t stream, h2_error error);
     // Ends the connection: a GOAWAY with `error` and the last stream processed; produce() then writes it.
     std::error_code go_away(h2_error error);
+    // A server's graceful end (RFC 9113 §6.8): a GOAWAY with no error and the last stream it has seen; the streams
+    // up to it go on to their end, later ones are ignored. The connection may close once none is open.
+    std::error_code shut_down();
 
     // Bytes nghttp2 holds for this session right now (its allocations through the session's allocator).
     std::size_t bytes_held() const noexcept;

@@ -28,6 +28,7 @@ struct request_head {
     std::string_view path;          // origin- and absolute-form: the path, before '?' ("/" when empty);
                                     // asterisk- and authority-form ("*", "host:port"): the whole target
     std::string_view query;         // after '?', without it; empty when none
+    std::uint8_t version_major = 1; // 2 for a request that came over HTTP/2 (its minor is then 0)
     std::uint8_t version_minor = 1; // HTTP/1.<minor>; only 0 and 1 are accepted
 
     std::array<field, max_fields_capacity> fields{};

@@ -136,6 +136,7 @@ status parse_request_line(const char* p, std::size_t start, std::size_t line_end
     if (v[5] != '1' || v[7] > '1') {
         return status::http_version_not_supported;
     }
+    out.version_major = 1; // a head reused after an HTTP/2 stream held 2
     out.version_minor = static_cast<std::uint8_t>(v[7] - '0');
     return status::none;
 }

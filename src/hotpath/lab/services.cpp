@@ -320,7 +320,8 @@ result<const service*, problem> service_set::start(const std::vector<std::string
         return std::move(started).error();
     }
     service& s = **started;
-    // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring (Ctrl-C stops)"
+    // "hotpath: serving weather on http://127.0.0.1:40123 with 2 event loops on io_uring; HTTP/1.1 and HTTP/2 (Ctrl-C
+    // stops)"
     static const std::regex listening(R"(serving \S+ on https?://[^ ]*:(\d+))");
     std::string line;
     std::string said;

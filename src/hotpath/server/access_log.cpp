@@ -195,7 +195,7 @@ void access_log::format_line(std::string& out, const access_record& r, log_line_
         if (r.target_cut) {
             out += "...";
         }
-        fmt::format_to(it, " HTTP/1.{}\" {} {}\n", r.version_minor, r.status, r.response_bytes);
+        fmt::format_to(it, " HTTP/{}.{}\" {} {}\n", r.version_major, r.version_minor, r.status, r.response_bytes);
         return;
     }
     const route_label route = label_of(routes, r.route);
@@ -211,10 +211,11 @@ void access_log::format_line(std::string& out, const access_record& r, log_line_
     out += "\",\"route\":\"";
     append_escaped_json(out, route.pattern);
     fmt::format_to(it,
-                   "\",\"version\":\"1.{}\",\"status\":{},\"bytes\":{},\"duration_ms\":{:.3f},\"queue_ms\":{:.3f},"
+                   "\",\"version\":\"{}.{}\",\"status\":{},\"bytes\":{},\"duration_ms\":{:.3f},\"queue_ms\":{:.3f},"
                    "\"app_ms\":{:.3f},\"downstream_ms\":{:.3f},\"wait_ms\":{:.3f},\"write_ms\":{:.3f},\"calls\":{}}}\n",
-                   r.version_minor, r.status, r.response_bytes, ms(r.parts.total_ns()), ms(r.parts.queue_ns),
-                   ms(r.parts.app_ns), ms(r.parts.downstream_ns), ms(r.parts.wait_ns), ms(r.parts.write_ns), r.calls);
+                   r.version_major, r.version_minor, r.status, r.response_bytes, ms(r.parts.total_ns()),
+                   ms(r.parts.queue_ns), ms(r.parts.app_ns), ms(r.parts.downstream_ns), ms(r.parts.wait_ns),
+                   ms(r.parts.write_ns), r.calls);
 }
 
 } // namespace hotpath

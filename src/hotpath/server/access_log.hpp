@@ -29,6 +29,7 @@ struct access_record {
     std::int64_t unix_ns = 0; // when the response was made (system clock)
     std::uint32_t route = 0;  // index in the route table (label_of)
     std::uint16_t status = 0;
+    std::uint8_t version_major = 1;
     std::uint8_t version_minor = 1;
     std::uint8_t peer_family = 0; // AF_INET, AF_INET6, or 0 when unknown
     std::uint8_t peer_address[16] = {};

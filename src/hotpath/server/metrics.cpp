@@ -310,6 +310,8 @@ void write_metrics(request& req, response& res) {
     std::uint64_t received = 0;
     std::uint64_t sent = 0;
     std::uint64_t tls[5] = {}; // handshakes, resumed, failures, timeouts, refused
+    std::uint64_t h2[3] = {};  // connections, streams, resets
+    std::uint64_t abandoned = 0;
     for (const auto& w : loops) {
         const loop_stats& s = w->stats;
         dispatched += s.requests.get();
@@ -333,9 +335,13 @@ void write_metrics(request& req, response& res) {
         tls[2] += s.tls_failures.get();
         tls[3] += s.tls_timeouts.get();
         tls[4] += s.tls_refused.get();
+        abandoned += s.requests_abandoned.get();
+        h2[0] += s.h2_connections.get();
+        h2[1] += s.h2_streams.get();
+        h2[2] += s.h2_resets.get();
     }
     // Read at slightly different moments per counter: never below zero.
-    const std::uint64_t in_flight = dispatched > finished ? dispatched - finished : 0;
+    const std::uint64_t in_flight = dispatched > finished + abandoned ? dispatched - finished - abandoned : 0;
     out.single("hotpath_http_requests_in_flight", "Requests dispatched and not yet answered",
                metrics::metric_type::gauge, in_flight);
     out.single("hotpath_http_connections_accepted_total", "Connections accepted", metrics::metric_type::counter,
@@ -385,6 +391,22 @@ void write_metrics(request& req, response& res) {
         out.sample("hotpath_tls_handshakes_total", {{"result", "timeout"}}, tls[3]);
         out.sample("hotpath_tls_handshakes_total", {{"result", "refused"}}, tls[4]);
     }
+    out.family("hotpath_http_connections_by_protocol_total",
+               "Connections accepted by the protocol they spoke: h2 (prior knowledge or ALPN), else http/1.1",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_connections_by_protocol_total", {{"protocol", "http/1.1"}},
+               accepted - std::min(accepted, h2[0]));
+    out.sample("hotpath_http_connections_by_protocol_total", {{"protocol", "h2"}}, h2[0]);
+    out.family("hotpath_http_requests_by_protocol_total", "Requests dispatched, by protocol",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http_requests_by_protocol_total", {{"protocol", "http/1.1"}},
+               dispatched - std::min(dispatched, h2[1]));
+    out.sample("hotpath_http_requests_by_protocol_total", {{"protocol", "h2"}}, h2[1]);
+    out.single("hotpath_http_requests_abandoned_total",
+               "Requests whose handler was abandoned unanswered: the client went away, or reset its stream",
+               metrics::metric_type::counter, abandoned);
+    out.single("hotpath_http2_streams_reset_total", "HTTP/2 streams the client reset before their response was whole",
+               metrics::metric_type::counter, h2[2]);
     out.single("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
                metrics::metric_type::counter, pauses);
 

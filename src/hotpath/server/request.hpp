@@ -18,6 +18,8 @@ struct worker;
 class response;
 class request;
 class server_connection;
+class h2_connection;
+class exchange;
 
 // `co_await req.read_body()`: the next piece of the request body (see request::read_body).
 class body_read {
@@ -41,6 +43,9 @@ public:
     std::string_view target() const noexcept { return head_->target; }
     std::string_view path() const noexcept { return head_->path; }
     std::string_view query() const noexcept { return head_->query; }
+    // The protocol's version: 1.1 or 1.0, or 2.0 for a request that came over HTTP/2 (as Kestrel's HttpRequest.Protocol
+    // says "HTTP/2").
+    unsigned version_major() const noexcept { return head_->version_major; }
     unsigned version_minor() const noexcept { return head_->version_minor; }
     // The host the client asked for: the Host field, or the authority of an absolute-form target.
     std::string_view host() const noexcept { return head_->host; }
@@ -76,11 +81,13 @@ public:
 
 private:
     friend class server_connection;
+    friend class h2_connection;
     friend class body_read;
     friend struct request_state;
     const http::request_head* head_ = nullptr;
-    server_connection* connection_ = nullptr; // while a handler runs
-    bool body_read_ = false;                  // read_body() gave the whole body (a route that does not stream)
+    exchange* exchange_ =
+        nullptr;             // what carries the request (its connection, or its HTTP/2 stream), while a handler runs
+    bool body_read_ = false; // read_body() gave the whole body (a route that does not stream)
     http::route_params params_;
     std::string_view body_;
     net::loop* loop_ = nullptr;

@@ -52,6 +52,7 @@ void log_access(access_ring& ring, const request_state& s, const request_time_pa
             .count();
     r->route = s.route;
     r->status = static_cast<std::uint16_t>(http::to_int(s.res.status()));
+    r->version_major = s.head.version_major;
     r->version_minor = s.head.version_minor;
     r->calls = s.timing.calls;
     r->response_bytes = response_bytes;

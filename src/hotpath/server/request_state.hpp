@@ -3,6 +3,7 @@
 
 #include <hotpath/core/attribution.hpp>
 #include <hotpath/core/cancel.hpp>
+#include <hotpath/core/task.hpp>
 #include <hotpath/http/limits.hpp>
 #include <hotpath/http/request_head.hpp>
 #include <hotpath/http/request_parser.hpp>
@@ -15,6 +16,7 @@
 #include <coroutine>
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -54,6 +56,11 @@ struct request_state {
     std::chrono::steady_clock::time_point received_at{};
     std::chrono::steady_clock::time_point dispatched_at{};
     time_attribution timing;
+    // Its handler (see server/dispatch.hpp): a coroutine's frame, kept until the state is given back; whether it is
+    // counted in worker::handlers_running; what it threw.
+    task<void> handler_task;
+    bool handler_counted = false;
+    std::exception_ptr handler_error;
 
     // A body streamed to or from the handler (app.streaming, response::write), for the request being handled.
     struct stream_state {
@@ -81,6 +88,9 @@ struct request_state {
     std::string writing; // the buffer being written
 
     request_state* next_free = nullptr; // the pool's free list
+
+    // Where the router writes the matched route's path parameters (request::param reads them).
+    http::route_params& params() noexcept { return req.params_; }
 };
 
 // One loop's free request states. take() and give() move a pointer on a list in steady state (no allocation): a busy

@@ -17,6 +17,8 @@ namespace hotpath {
 
 class response;
 class server_connection;
+class h2_connection;
+class exchange;
 
 // `co_await res.write(piece)`: sends a piece of a streamed response body (see response::write).
 class body_write {
@@ -58,9 +60,10 @@ public:
 
 private:
     friend class server_connection;
+    friend class h2_connection;
     friend class body_write;
     friend class request_state_pool;
-    server_connection* connection_ = nullptr; // while a handler runs
+    exchange* exchange_ = nullptr; // what carries the response, while a handler runs
     std::uint64_t length_ = 0;
     bool has_length_ = false;
     friend json_arena& arena_of(response& res);

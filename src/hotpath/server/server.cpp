@@ -195,6 +195,10 @@ result<void, problem> server::start() {
     s.use_uring = s.options.io != io_backend::epoll;
     std::uint16_t port = s.options.port;
     s.latency_bounds_ns = metrics::latency_bounds_ns(s.options.latency_objectives);
+    if (s.options.http2 &&
+        std::find(s.options.tls.alpn.begin(), s.options.tls.alpn.end(), "h2") == s.options.tls.alpn.end()) {
+        s.options.tls.alpn.insert(s.options.tls.alpn.begin(), "h2"); // preferred, as nginx, h2o and Kestrel do
+    }
     if (s.options.tls.enabled()) {
         auto made = net::tls_context::server(s.options.tls);
         if (!made) {
@@ -434,6 +438,9 @@ server_stats server::stats() const noexcept {
         total.tls_failures += s.tls_failures.get();
         total.tls_timeouts += s.tls_timeouts.get();
         total.tls_refused += s.tls_refused.get();
+        total.h2_connections += s.h2_connections.get();
+        total.h2_streams += s.h2_streams.get();
+        total.h2_resets += s.h2_resets.get();
         total.request_states_made += s.request_states_made.get();
         total.request_states_freed += s.request_states_freed.get();
     }

@@ -53,6 +53,11 @@ struct server_options {
     std::string access_log;
     log_line_format access_log_format = log_line_format::json;
     std::size_t access_log_records = 4096;
+    // HTTP/2 beside HTTP/1.1 on the same port: a connection that opens with HTTP/2's preface (h2c with prior
+    // knowledge, as `curl --http2-prior-knowledge` and h2load send) speaks it, and over TLS "h2" is offered first
+    // through ALPN. Same routes, handlers, limits and metrics; Kestrel's HTTP/2 limits (100 streams per connection,
+    // 16 KiB frames, 1 MiB connection window, 768 KiB per stream). False: HTTP/1.1 only.
+    bool http2 = true;
     // HTTPS on every loop, with limits.tls_handshake_timeout and limits.max_tls_handshakes.
     net::tls_server_options tls;
     // Called on SIGHUP by wait_for_stop_signal(), after the TLS certificate is reloaded (a service's own data).

@@ -2,6 +2,8 @@
 #include <hotpath/server/server_connection.hpp>
 
 #include <hotpath/server/app.hpp>
+#include <hotpath/server/dispatch.hpp>
+#include <hotpath/server/h2_connection.hpp>
 #include <hotpath/server/request_observer.hpp>
 #include <hotpath/server/request_state.hpp>
 #include <hotpath/server/server.hpp>
@@ -29,7 +31,7 @@ constexpr std::chrono::seconds linger_time{2};
 
 server_connection::server_connection(worker& owner, int fd, bool refuse)
     : owner_(owner), transport_(owner.transports->make(owner.loop, fd, *this)), refuse_(refuse),
-      timeouts_(owner.options.limits, owner.loop.now()) {
+      may_be_h2_(owner.options.http2), timeouts_(owner.options.limits, owner.loop.now()) {
     owner_.link(*this);
     owner_.stats.connections_accepted.add();
     if (owner_.tls != nullptr) {
@@ -64,7 +66,7 @@ void server_connection::release_state() noexcept {
     if (state_ == nullptr) {
         return;
     }
-    handler_task_.reset(); // a finished handler's frame, returned to the frame allocator
+    state_->handler_task.reset(); // a finished handler's frame, returned to the frame allocator
     owner_.states.give(std::exchange(state_, nullptr));
     begin_ = end_ = 0;
 }
@@ -102,6 +104,10 @@ bool server_connection::ensure_space(std::size_t bytes) {
 
 void server_connection::on_transport_data(std::string_view bytes) {
     owner_.stats.bytes_received.add(bytes.size());
+    if (h2_ != nullptr) {
+        h2_->on_data(bytes);
+        return;
+    }
     if (closed_ || phase_ == phase::closing) {
         return; // lingering close: discard
     }
@@ -162,16 +168,42 @@ void server_connection::on_transport_ready() {
     }
     handshake_over();
     owner_.stats.tls_handshakes.add();
-    if (const auto* tls = dynamic_cast<const net::tls_transport*>(transport_.get()); tls != nullptr && tls->resumed()) {
+    const auto* tls = dynamic_cast<const net::tls_transport*>(transport_.get());
+    if (tls != nullptr && tls->resumed()) {
         owner_.stats.tls_resumed.add();
     }
     if (!closed_ && timeouts_.what() == connection_timeouts::waiting::handshake) {
         timeouts_.wait_headers(owner_.options.limits, owner_.loop.now());
     }
+    if (!closed_ && may_be_h2_ && tls != nullptr && tls->alpn() == "h2") {
+        start_h2({});
+    }
+}
+
+// The client speaks HTTP/2: the connection hands every transport event to an h2_connection from now on, starting
+// with `already` (what arrived of it, in the state's buffer, which goes back to the pool after).
+bool server_connection::start_h2(std::string_view already) {
+    may_be_h2_ = false;
+    h2_ = std::make_unique<h2_connection>(owner_, *this, *transport_);
+    if (!h2_->usable()) {
+        close();
+        return false;
+    }
+    timeouts_.wait_idle(owner_.options.limits, owner_.loop.now());
+    if (reading_paused_) {
+        reading_paused_ = false;
+        transport_->start_reading();
+    }
+    h2_->on_data(already); // its SETTINGS are written even with nothing to read yet
+    return true;
 }
 
 void server_connection::on_transport_end(std::error_code error) {
     if (closed_) {
+        return;
+    }
+    if (h2_ != nullptr) {
+        h2_->on_end();
         return;
     }
     if (handshaking_) {
@@ -231,6 +263,10 @@ void server_connection::do_process() {
         }
         do_dispatch();
     }
+    if (h2_ != nullptr && !closed_) {
+        release_state(); // HTTP/2 took what was read: it keeps what it needs in its streams
+        return;
+    }
     if (closed_) {
         return;
     }
@@ -264,6 +300,18 @@ bool server_connection::do_head() {
         return false;
     }
     request_state& s = *state_;
+    if (may_be_h2_) {
+        // HTTP/2 with prior knowledge (RFC 9113 §3.3) opens with its preface, which no HTTP/1.1 request does.
+        const std::string_view got(s.in.get() + begin_, end_ - begin_);
+        const std::string_view preface = h2_connection::preface;
+        if (got.substr(0, preface.size()) == preface.substr(0, got.size())) {
+            if (got.size() >= preface.size()) {
+                start_h2(got);
+            }
+            return false; // HTTP/2, or the preface so far
+        }
+        may_be_h2_ = false;
+    }
     const auto r = s.parser.parse({s.in.get() + begin_, end_ - begin_}, s.head);
     if (r.status == http::parse_status::incomplete) {
         return false;
@@ -374,9 +422,9 @@ void server_connection::do_dispatch() {
     s.dispatched_at = std::chrono::steady_clock::now();
     s.timing.start();
     s.req.worker_ = &owner_;
-    s.req.connection_ = this;
+    s.req.exchange_ = this;
     s.req.body_read_ = false;
-    s.res.connection_ = this;
+    s.res.exchange_ = this;
     s.res.has_length_ = false;
     // A streamed body is still arriving: its rate is watched while the handler reads it.
     if (!s.stream.in || s.body.complete()) {
@@ -387,124 +435,27 @@ void server_connection::do_dispatch() {
     if (s.res.arena_ != nullptr) {
         reset_json_arena(*s.res.arena_);
     }
-
-    if (s.head.path == "*") {
-        // "OPTIONS *" (RFC 9110 §9.3.7) asks about the server, not a resource: it is here, nothing to add.
-        s.res.status(http::status::no_content);
-        s.route = owner_.route_stats.index_of(route_table_metrics::server_options);
-        finish_request();
-        return;
-    }
-    const auto match = owner_.routes.routes().match(s.head.method, s.head.path, s.req.params_);
-    if (refuse_) {
-        s.route = match.status == http::route_status::found
-                      ? match.handler
-                      : owner_.route_stats.index_of(route_table_metrics::no_route);
-        overloaded(s);
-        finish_request();
-        return;
-    }
-    if (match.status == http::route_status::not_found) {
-        s.route = owner_.route_stats.index_of(route_table_metrics::no_route);
-        s.res.problem(http::status::not_found, "no route matches the request path");
-        finish_request();
-        return;
-    }
-    if (match.status == http::route_status::method_not_allowed) {
-        s.route = owner_.route_stats.index_of(route_table_metrics::method_not_allowed);
-        s.res.header("Allow", match.allow);
-        s.res.problem(http::status::method_not_allowed, "the route does not accept this method");
-        finish_request();
-        return;
-    }
-
-    const handler& h = owner_.routes.handler_at(match.handler);
-    s.route = match.handler;
-    if (overloaded(s)) {
+    if (!dispatch::route(owner_, s, refuse_)) {
         finish_request();
         return;
     }
     phase_ = phase::handler;
-    ++owner_.handlers_running;
-    handler_counted_ = true;
-    s.aborted.reset();
-    // The one place where a handler's exception is caught; coroutine bodies hand theirs over as
-    // task::error() (see finish_handler).
-    std::exception_ptr error;
-    owner_.running_handler.store(owner_.running_now(match.handler), std::memory_order_relaxed);
-    s.timing.running = &owner_.running_handler; // each end of its waits names it again
-    s.timing.turns = &owner_.loop.stats().turns;
-    s.timing.route = match.handler;
-    try {
-        if (h.sync) {
-            h.sync(s.req, s.res);
-        } else {
-            handler_task_ = h.async(s.req, s.res);
-            handler_task_.attribute_to(&s.timing); // its client calls and sleeps say when it waits
-            if (!handler_task_.start(&server_connection::on_handler_done, this)) {
-                owner_.running_handler.store(owner_.running_now(worker::no_handler), std::memory_order_relaxed);
-                return; // suspended: on_handler_done resumes the connection
-            }
-            error = handler_task_.error();
-        }
-    } catch (...) {
-        error = std::current_exception();
+    if (!dispatch::run(owner_, s, &server_connection::on_handler_done, this)) {
+        return; // suspended: on_handler_done resumes the connection
     }
-    owner_.running_handler.store(owner_.running_now(worker::no_handler), std::memory_order_relaxed);
-    finish_handler(error);
+    dispatch::finished(owner_, s);
+    finish_request();
 }
 
 void server_connection::on_handler_done(void* self) noexcept {
     auto* c = static_cast<server_connection*>(self);
-    c->finish_handler(c->handler_task_.error());
+    request_state& s = *c->state_;
+    s.handler_error = s.handler_task.error();
+    dispatch::finished(c->owner_, s);
+    c->finish_request();
     if (!c->closed_) {
         c->do_process();
     }
-}
-
-// Over a limit (see http::limits): the request is answered 503 with Retry-After without running its handler, and
-// counted. On a connection over limits.max_connections, the response closes it (finish_request).
-bool server_connection::overloaded(request_state& s) {
-    const auto& limits = owner_.options.limits;
-    const std::int64_t drain_deadline = owner_.drain_deadline_ns->load(std::memory_order_relaxed);
-    std::string_view why;
-    if (refuse_) {
-        owner_.stats.refused_connections.add();
-        why = "the server is at its connection limit";
-    } else if (limits.max_requests_in_flight != 0 && owner_.handlers_running >= limits.max_requests_in_flight) {
-        owner_.stats.refused_in_flight.add();
-        why = "the server is at its limit of requests in flight";
-    } else if (drain_deadline != 0 && std::chrono::steady_clock::now().time_since_epoch().count() >= drain_deadline) {
-        // Stopping, and the drain's time is spent, yet this loop is still dispatching: its handlers block it (each
-        // request of a long turn's batch would run after the deadline). Refused, so that the stop ends.
-        owner_.stats.refused_draining.add();
-        refuse_ = true; // and the connection closes after the answer
-        why = "the server is shutting down";
-    } else {
-        return false;
-    }
-    char seconds[24];
-    const auto out = fmt::format_to_n(seconds, sizeof(seconds), "{}", limits.retry_after.count());
-    s.res.header("Retry-After", std::string_view(seconds, out.size));
-    s.res.problem(http::status::service_unavailable, why);
-    return true;
-}
-
-void server_connection::finish_handler(const std::exception_ptr& error) {
-    if (handler_counted_) {
-        handler_counted_ = false;
-        --owner_.handlers_running;
-    }
-    if (error) {
-        owner_.stats.handler_exceptions.add();
-        if (state_->stream.out != request_state::stream_state::framing::none) {
-            state_->stream.out_failed = true; // the status is sent: the client sees an unfinished body instead
-        } else {
-            state_->res.clear();
-            state_->res.problem(http::status::internal_server_error, "the handler failed");
-        }
-    }
-    finish_request();
 }
 
 void server_connection::finish_request() {
@@ -630,6 +581,10 @@ void server_connection::do_write() {
 }
 
 void server_connection::on_transport_written(std::error_code error) {
+    if (h2_ != nullptr) {
+        h2_->on_written(error);
+        return;
+    }
     write_pending_ = false;
     state_->writing.clear(); // a write in flight keeps the state
     if (closed_) {
@@ -673,6 +628,10 @@ void server_connection::do_linger() {
 }
 
 void server_connection::on_tick(net::clock::time_point now) {
+    if (h2_ != nullptr) {
+        h2_->on_tick(now);
+        return;
+    }
     const auto& limits = owner_.options.limits;
     // The bytes the peer took, asked of the kernel only when the response rate is watched and a write waits.
     const auto acknowledged = limits.min_response_bytes_per_second != 0 && write_pending_
@@ -719,6 +678,10 @@ void server_connection::on_tick(net::clock::time_point now) {
 }
 
 void server_connection::drain() {
+    if (h2_ != nullptr) {
+        h2_->drain();
+        return;
+    }
     if (idle()) {
         close();
     }
@@ -737,14 +700,10 @@ void server_connection::close() {
     timeouts_.wait_nothing();
     if (phase_ == phase::handler) {
         // Abandon a suspended handler: destroying its frame cancels what it awaits.
-        state_->aborted.cancel();
-        state_->stream.reader = {};
-        state_->stream.writer = {};
-        handler_task_.reset();
+        dispatch::abandon(owner_, *state_);
     }
-    if (handler_counted_) {
-        handler_counted_ = false;
-        --owner_.handlers_running;
+    if (h2_ != nullptr) {
+        h2_->abandon_all();
     }
     transport_->close();
 }

@@ -7,6 +7,7 @@
 #include <hotpath/net/loop.hpp>
 #include <hotpath/net/transport.hpp>
 #include <hotpath/server/connection_timeouts.hpp>
+#include <hotpath/server/exchange.hpp>
 
 #include <coroutine>
 #include <cstdint>
@@ -20,6 +21,7 @@ struct peer_address;
 
 struct worker;
 struct request_state;
+class h2_connection;
 
 // Owned by its worker's intrusive list and destroyed by itself once closed with no operation pending.
 // Requests on one connection are answered strictly in order (pipelining, RFC 9112 §9.3.2): all complete
@@ -27,7 +29,7 @@ struct request_state;
 // The buffers, parser, request and response live in a request_state taken from the worker's pool when bytes
 // arrive and given back once the connection is idle again, so a waiting keep-alive connection is this object
 // and its transport only.
-class server_connection final : public net::transport_owner {
+class server_connection final : public net::transport_owner, public exchange {
 public:
     // Made by worker::accept: serves the accepted socket `fd` through a transport from the worker's factory (the
     // loop's backend, or another kind on that seam). `refuse`: the connection is over limits.max_connections: its
@@ -47,17 +49,18 @@ public:
 
     // For the awaitables of streamed bodies (request::read_body, response::write), on the loop, while the
     // connection's handler runs.
-    bool body_piece_ready() noexcept;
-    void wait_body_piece(std::coroutine_handle<> reader) noexcept;
-    result<std::string_view> take_body_piece() noexcept;
-    std::error_code write_body_piece(std::string_view piece);
-    bool write_room() const noexcept;
-    void wait_write_room(std::coroutine_handle<> writer) noexcept;
+    bool body_piece_ready() noexcept override;
+    void wait_body_piece(std::coroutine_handle<> reader) noexcept override;
+    result<std::string_view> take_body_piece() noexcept override;
+    std::error_code write_body_piece(std::string_view piece) override;
+    bool write_room() const noexcept override;
+    void wait_write_room(std::coroutine_handle<> writer) noexcept override;
 
     server_connection* prev = nullptr;
     server_connection* next = nullptr;
 
 private:
+    friend class h2_connection; // closes the connection, and keeps its timeouts and peer address
     // Past this many bytes of unwritten responses, stop reading and handling until the peer reads.
     static constexpr std::size_t out_high_water_bytes = 256 * 1024;
     static constexpr std::string_view continue_response = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -86,9 +89,8 @@ private:
     bool resume_writer() noexcept;
     void start_response_stream();
     static void on_handler_done(void* self) noexcept;
-    void finish_handler(const std::exception_ptr& error);
     void finish_request();
-    bool overloaded(request_state& s);
+    bool start_h2(std::string_view already);
     void fail(http::status code, std::string_view detail);
     void answer_and_close(http::status code, std::string_view detail);
     void do_write();
@@ -115,11 +117,9 @@ private:
     std::size_t head_bytes_ = 0;    // size of the current head, from begin_; its body (state_->body) follows
     std::size_t request_bytes_ = 0; // bytes of the whole request (head and framed body), from begin_
     bool continue_sent_ = false;
-    bool refuse_ = false;          // over limits.max_connections: 503 and close
-    bool handler_counted_ = false; // counted in owner_.handlers_running
-    bool handshaking_ = false;     // over TLS, until the handshake is done: counted in owner_.handshakes
-
-    task<void> handler_task_;
+    bool refuse_ = false;      // over limits.max_connections: 503 and close
+    bool may_be_h2_ = false;   // with server_options.http2, until the first bytes show which protocol comes
+    bool handshaking_ = false; // over TLS, until the handshake is done: counted in owner_.handshakes
 
     bool reading_paused_ = false; // backpressure: the transport was told to stop reading
     bool write_pending_ = false;
@@ -131,6 +131,8 @@ private:
     connection_timeouts timeouts_;
     // With an access log: the peer's address, asked of the kernel once (see request_observer).
     std::unique_ptr<peer_address> peer_;
+    // Once the client has chosen HTTP/2 (its preface, or ALPN): every transport event goes to it.
+    std::unique_ptr<h2_connection> h2_;
 };
 
 } // namespace hotpath

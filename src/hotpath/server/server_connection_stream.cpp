@@ -202,23 +202,23 @@ bool server_connection::resume_writer() noexcept {
     return true;
 }
 
-// The awaitables, on the connection of the request or response they belong to.
+// The awaitables, on what carries the request or response they belong to (see exchange.hpp).
 bool body_read::await_ready() noexcept {
-    return req_.connection_->body_piece_ready();
+    return req_.exchange_->body_piece_ready();
 }
 void body_read::await_suspend(std::coroutine_handle<> waiting) noexcept {
-    req_.connection_->wait_body_piece(waiting);
+    req_.exchange_->wait_body_piece(waiting);
 }
 result<std::string_view> body_read::await_resume() noexcept {
-    return req_.connection_->take_body_piece();
+    return req_.exchange_->take_body_piece();
 }
 
 bool body_write::await_ready() noexcept {
-    error_ = res_.connection_->write_body_piece(piece_);
-    return error_ || res_.connection_->write_room();
+    error_ = res_.exchange_->write_body_piece(piece_);
+    return error_ || res_.exchange_->write_room();
 }
 void body_write::await_suspend(std::coroutine_handle<> waiting) noexcept {
-    res_.connection_->wait_write_room(waiting);
+    res_.exchange_->wait_write_room(waiting);
 }
 result<void> body_write::await_resume() noexcept {
     if (error_) {

@@ -15,6 +15,7 @@ struct loop_stats {
     counter responses_by_class[6]; // index = status / 100 (1xx..5xx)
     counter bad_requests;          // malformed or over a limit: answered 4xx/5xx by the connection, then closed
     counter handler_exceptions;    // exceptions escaping handlers, answered 500
+    counter requests_abandoned;    // handlers abandoned unanswered: the client went away, or reset its stream
     // Overload: requests answered 503 with Retry-After at once, by the limit they met.
     counter refused_in_flight;   // limits.max_requests_in_flight on their loop
     counter refused_connections; // limits.max_connections: the first request of a connection over it
@@ -35,6 +36,11 @@ struct loop_stats {
     counter tls_failures;
     counter tls_timeouts;
     counter tls_refused;
+    // HTTP/2: connections that chose it (prior knowledge or ALPN), its requests (each a stream, among `requests`),
+    // and streams the client reset before their response was whole.
+    counter h2_connections;
+    counter h2_streams;
+    counter h2_resets;
     counter bytes_received; // request bytes as they arrived, framing included
     counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
@@ -66,6 +72,9 @@ struct server_stats {
     std::uint64_t tls_failures = 0;         // handshakes that failed
     std::uint64_t tls_timeouts = 0;         // cut at limits.tls_handshake_timeout
     std::uint64_t tls_refused = 0;          // connections closed at once over limits.max_tls_handshakes
+    std::uint64_t h2_connections = 0;       // connections that spoke HTTP/2
+    std::uint64_t h2_streams = 0;           // requests over HTTP/2
+    std::uint64_t h2_resets = 0;            // streams the client reset before their end
     std::uint64_t request_states_made = 0;  // request states allocated by the loops' pools
     std::uint64_t request_states_freed = 0; // and freed (trimmed, or too grown to keep)
     std::uint64_t access_log_lines = 0;     // with server_options.access_log: lines written

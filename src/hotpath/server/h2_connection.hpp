@@ -1,0 +1,96 @@
+// HTTP/2 on a server connection (RFC 9113): its streams read, routed and answered through the same routes, handlers,
+// request and response as HTTP/1.1. A server_connection becomes one when its client opens with HTTP/2's preface (h2c
+// with prior knowledge) or agrees to "h2" through ALPN over TLS, and hands it its transport's events from then on.
+// Internal: not installed.
+#pragma once
+
+#include <hotpath/http/h2_fields.hpp>
+#include <hotpath/http/h2_session.hpp>
+#include <hotpath/net/loop.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace hotpath {
+
+namespace net {
+class transport;
+}
+struct worker;
+class server_connection;
+
+class h2_connection final : private http::h2_events {
+public:
+    // What a client sends first (RFC 9113 §3.4).
+    static constexpr std::string_view preface = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+
+    // On `c`, whose transport is `t`: sends the server's SETTINGS at once (Kestrel's limits: see http::h2_settings).
+    h2_connection(worker& w, server_connection& c, net::transport& t);
+    ~h2_connection();
+    h2_connection(const h2_connection&) = delete;
+    h2_connection& operator=(const h2_connection&) = delete;
+
+    // Null when nghttp2 could not make a session (out of memory): the connection closes.
+    bool usable() const noexcept { return session_ != nullptr; }
+
+    // The transport's events, handed on by the server connection.
+    void on_data(std::string_view bytes);
+    void on_written(std::error_code error);
+    void on_end();
+    // Once a second: the keep-alive timeout when no stream is open, the response rate while frames wait.
+    void on_tick(net::clock::time_point now);
+    // Graceful shutdown: a GOAWAY, the open streams answered, then the connection closes.
+    void drain();
+    // The connection is closing: every running handler is abandoned (its client is gone or cut off).
+    void abandon_all() noexcept;
+
+private:
+    struct stream;
+
+    void on_h2_field(std::int32_t id, std::string_view name, std::string_view value) override;
+    void on_h2_headers(std::int32_t id) override;
+    void on_h2_data(std::int32_t id, std::string_view bytes) override;
+    void on_h2_end(std::int32_t id) override;
+    void on_h2_closed(std::int32_t id, http::h2_error error) override;
+    void on_h2_goaway(std::int32_t last_stream, http::h2_error error) override;
+
+    stream* find(std::int32_t id) const noexcept;
+    stream* open(std::int32_t id);
+    void take_field(std::int32_t id, std::string_view name, std::string_view value);
+    void after_session();
+    void serve(stream& st);
+    void finish(stream& st);
+    static void on_handler_done(void* self) noexcept;
+    void release(stream& st) noexcept;
+    void flush();
+    void close();
+
+    worker& owner_;
+    server_connection& connection_;
+    net::transport& transport_;
+    std::unique_ptr<http::h2_session> session_;
+    http::h2_response_fields fields_; // the header block of the response being sent, buffers reused
+
+    // Streams are kept and reused: a connection's steady state allocates none.
+    std::vector<std::unique_ptr<stream>> streams_;
+    stream* free_ = nullptr;
+    // Heard inside the session's calls and acted on after they return: requests whose END_STREAM came (ready_), and
+    // streams the session closed (closed_).
+    stream* ready_ = nullptr;
+    stream* ready_tail_ = nullptr;
+    stream* closed_ = nullptr;
+    std::size_t open_ = 0; // streams with a request being read, handled or answered
+
+    std::string out_;     // frames produced, waiting for the write in flight
+    std::string writing_; // the frames being written
+    bool write_pending_ = false;
+    bool draining_ = false;
+    bool ending_ = false; // a protocol error or the peer's end: close once the last frames are written
+    bool gone_ = false;   // closed: no more writes
+};
+
+} // namespace hotpath
