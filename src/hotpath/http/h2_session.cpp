@@ -333,6 +333,16 @@ std::error_code h2_session::respond(std::int32_t stream, std::span<const h2_fiel
     return {};
 }
 
+std::error_code h2_session::respond(std::int32_t stream, std::span<const h2_field> fields, h2_body* body) {
+    nv_array nv(fields);
+    nghttp2_data_provider provider{};
+    provider.source.ptr = body;
+    provider.read_callback = impl::read_body<h2_body>;
+    const int done =
+        nghttp2_submit_response(impl_->session, stream, nv.data(), nv.size(), body != nullptr ? &provider : nullptr);
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
 std::error_code h2_session::reset(std::int32_t stream, h2_error error) {
     const int done =
         nghttp2_submit_rst_stream(impl_->session, NGHTTP2_FLAG_NONE, stream, static_cast<std::uint32_t>(error));

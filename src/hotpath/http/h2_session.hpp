@@ -120,6 +120,9 @@ public:
     bool peer_settings_received() const noexcept;
     // A server's response on `stream`: its fields (":status" first) and its body (copied).
     std::error_code respond(std::int32_t stream, std::span<const h2_field> fields, std::string_view body = {});
+    // The same, with no copy: `body` (null for none) is the caller's until on_h2_closed of the stream. What a server
+    // answers many times a second.
+    std::error_code respond(std::int32_t stream, std::span<const h2_field> fields, h2_body* body);
     // Resets `stream` with `error` (RST_STREAM).
     std::error_code reset(std::int32_t stream, h2_error error);
     // Ends the connection: a GOAWAY with `error` and the last stream processed; produce() then writes it.

@@ -46,6 +46,8 @@ struct h2_connection::stream final : exchange {
     bool closed = false;  // nghttp2 closed the stream (answered, or reset)
     bool free = true;
     std::string streamed; // response::write's pieces: sent with the response once the handler returns
+    std::string body;     // the response's body, kept (and its capacity reused) until nghttp2 has sent it
+    http::h2_body sending;
     stream* next_free = nullptr;
     stream* next_ready = nullptr;
     stream* next_closed = nullptr;
@@ -389,7 +391,12 @@ void h2_connection::finish(stream& st) {
     const auto finished = std::chrono::steady_clock::now();
     request_time_parts parts = request_observer::handled(owner_, s, finished);
     const bool streamed = s.stream.out != framing::none;
-    const std::string_view body = streamed ? std::string_view(st.streamed) : std::string_view(s.res.body());
+    if (streamed) {
+        st.body.swap(st.streamed);
+    } else {
+        st.body.assign(s.res.body()); // into the stream's own buffer: no allocation once it has grown
+    }
+    const std::string_view body = st.body;
     std::size_t bytes = 0;
     if (streamed && (s.stream.out_failed || (s.stream.out == framing::length && s.stream.out_left != 0))) {
         // The handler failed, or wrote less than the length it gave: the client sees the stream reset.
@@ -397,7 +404,8 @@ void h2_connection::finish(stream& st) {
     } else {
         fields_.build(s.res, owner_.loop.http_date(), body.size());
         const bool head_only = s.head.method == http::method::head || !http::allows_body(s.res.status());
-        session_->respond(st.id, fields_.fields(), head_only ? std::string_view{} : body);
+        st.sending = {body, 0};
+        session_->respond(st.id, fields_.fields(), head_only || body.empty() ? nullptr : &st.sending);
         for (const http::h2_field& f : fields_.fields()) {
             bytes += f.name.size() + f.value.size();
         }
@@ -421,6 +429,13 @@ void h2_connection::release(stream& st) noexcept {
         }
         st.state->handler_task.reset();
         owner_.states.give(std::exchange(st.state, nullptr));
+    }
+    // A kept stream keeps what an ordinary response needs, not what the largest one did.
+    if (st.body.capacity() > request_state_pool::kept_string_bytes) {
+        std::string().swap(st.body);
+    }
+    if (st.streamed.capacity() > request_state_pool::kept_string_bytes) {
+        std::string().swap(st.streamed);
     }
     st.free = true;
     st.next_free = free_;
