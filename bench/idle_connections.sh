@@ -2,15 +2,19 @@
 # Memory per idle keep-alive connection: hotpath vs nginx (one worker each, pinned to CPU 0; clients on CPU 1).
 # Each of N connections sends one GET /plaintext, reads its response, then stays open and idle; the RSS growth
 # over the server's RSS at rest, divided by N, is what one idle connection costs.
-# Env: N (10000) RUNS (3) IO (auto) HOTPATH (build/release/hotpath) NGINX (/usr/sbin/nginx) OUT (append Markdown).
+# PROTOCOL=h2c: each connection speaks HTTP/2 with prior knowledge instead (nginx with "listen ... http2"): the
+# preface, SETTINGS (and the server's acknowledged), one stream's GET /plaintext answered, then idle.
+# Env: N (10000) RUNS (3) IO (auto) PROTOCOL (http/1.1; h2c) HOTPATH (build/release/hotpath) NGINX (/usr/sbin/nginx)
+#      OUT (append Markdown).
 # Example: N=2000 RUNS=1 bash bench/idle_connections.sh
 set -euo pipefail
 
 # --- settings and tool checks -------------------------------------------------------------
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-N=${N:-10000} RUNS=${RUNS:-3} IO=${IO:-auto}
+N=${N:-10000} RUNS=${RUNS:-3} IO=${IO:-auto} PROTOCOL=${PROTOCOL:-http/1.1}
 HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} NGINX=${NGINX:-/usr/sbin/nginx}
-CMDLINE="N=$N RUNS=$RUNS IO=$IO $0${*:+ $*}"
+CMDLINE="N=$N RUNS=$RUNS IO=$IO PROTOCOL=$PROTOCOL $0${*:+ $*}"
+[[ $PROTOCOL == http/1.1 || $PROTOCOL == h2c ]] || { echo "idle_connections: PROTOCOL is http/1.1 or h2c" >&2; exit 2; }
 for tool in python3 curl taskset awk sed sort timeout; do
   command -v "$tool" >/dev/null || { echo "idle_connections: missing tool: $tool" >&2; exit 2; }
 done
@@ -50,8 +54,10 @@ free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",
 NG_CONNECTIONS=$((2 * N + 64))
 nginx_conf() {  # nginx_conf DIR PORT -> prints the config path
   mkdir -p "$1"
+  local listen=""
+  [[ $PROTOCOL == h2c ]] && listen=" http2"
   sed -e "s|@PREFIX@|$1|g" -e "s|@PORT@|$2|g" -e "s|worker_connections [0-9]*;|worker_connections $NG_CONNECTIONS;|" \
-    "$ROOT/bench/nginx.conf.in" >"$1/nginx.conf"
+    -e "s|listen 127.0.0.1:$2;|listen 127.0.0.1:$2$listen;|" "$ROOT/bench/nginx.conf.in" >"$1/nginx.conf"
   echo "$1/nginx.conf"
 }
 start() {  # start NAME CMD... : pinned to CPU 0; sets LAST_PID
@@ -60,7 +66,9 @@ start() {  # start NAME CMD... : pinned to CPU 0; sets LAST_PID
 }
 wait_ready() {  # wait_ready URL : poll with curl for at most 10 s
   local i
-  for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 "$1" && return 0; sleep 0.1; done
+  local h2=()
+  [[ $PROTOCOL == h2c ]] && h2=(--http2-prior-knowledge)
+  for ((i = 0; i < 100; i++)); do curl -s -o /dev/null --max-time 1 "${h2[@]}" "$1" && return 0; sleep 0.1; done
   echo "idle_connections: no answer from $1 after 10 s" >&2; exit 1
 }
 
@@ -68,10 +76,32 @@ wait_ready() {  # wait_ready URL : poll with curl for at most 10 s
 # Prints "rest_kb idle_kb alive": the server's VmRSS at rest and with N idle connections (after a 1 s settle),
 # and how many of the N were still open (no EOF) once RSS was read. Every socket has a 10 s timeout.
 open_idle() {  # open_idle PORT PID
-  taskset -c 1 timeout 300 python3 - "$1" "$2" "$N" <<'PY'
-import selectors, socket, sys, time
-port, pid, n = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3])
+  taskset -c 1 timeout 300 python3 - "$1" "$2" "$N" "$PROTOCOL" <<'PY'
+import selectors, socket, struct, sys, time
+port, pid, n, protocol = int(sys.argv[1]), int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 request = b"GET /plaintext HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n"
+def frame(kind, flags, stream, payload=b""):
+    return struct.pack(">I", len(payload))[1:] + bytes([kind, flags]) + struct.pack(">I", stream) + payload
+# HTTP/2: the preface, an empty SETTINGS, and stream 1's HEADERS (HPACK: :method GET, :scheme http, :path and
+# :authority as literals with indexed names), END_STREAM|END_HEADERS.
+authority = b"127.0.0.1"
+block = b"\x82\x86\x44" + bytes([10]) + b"/plaintext" + b"\x41" + bytes([len(authority)]) + authority
+h2_request = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + frame(4, 0, 0) + frame(1, 5, 1, block)
+def read_h2_response(s):  # frames until stream 1 ends; the server's SETTINGS acknowledged
+    data, status = b"", None
+    while True:
+        while len(data) < 9 or len(data) < 9 + int.from_bytes(data[:3], "big"):
+            chunk = s.recv(65536)
+            if not chunk: sys.exit("idle_connections: the server closed an HTTP/2 connection before answering")
+            data += chunk
+        length = int.from_bytes(data[:3], "big")
+        kind, flags, stream = data[3], data[4], int.from_bytes(data[5:9], "big") & 0x7fffffff
+        data = data[9 + length:]
+        if kind == 4 and not flags & 1:
+            s.sendall(frame(4, 1, 0))
+        if kind == 7: sys.exit("idle_connections: GOAWAY from the server")
+        if stream == 1 and kind in (0, 1) and flags & 1:
+            return
 def rss_kb():
     with open(f"/proc/{pid}/status") as f:
         return next(int(l.split()[1]) for l in f if l.startswith("VmRSS:"))
@@ -94,8 +124,12 @@ socks = []
 try:
     for _ in range(n):
         s = socket.create_connection(("127.0.0.1", port), timeout=10)
-        s.sendall(request)
-        read_response(s)
+        if protocol == "h2c":
+            s.sendall(h2_request)
+            read_h2_response(s)
+        else:
+            s.sendall(request)
+            read_response(s)
         socks.append(s)
     time.sleep(1)
     idle = rss_kb()
@@ -123,7 +157,7 @@ for ((run = 1; run <= RUNS; run++)); do
     fi
     pid=$LAST_PID
     wait_ready "http://127.0.0.1:$port/plaintext"
-    log "run $run/$RUNS: $s, $N idle keep-alive connections"
+    log "run $run/$RUNS: $s, $N idle keep-alive connections ($PROTOCOL)"
     read -r rest idle alive < <(open_idle "$port" "$pid") || { log "the opener failed against $s"; exit 1; }
     [[ -n ${alive:-} ]] || { log "the opener failed against $s"; exit 1; }
     ((alive == N)) || log "WARNING: $s closed $((N - alive)) of the $N idle connections during the measure"
@@ -156,7 +190,7 @@ table | awk -F'|' '{for (i = 1; i <= NF; i++) {c[NR, i] = $i; if (length($i) > w
 printf '%s\n' "${EXTRA[@]}"
 if [[ -n $OUT ]]; then
   {
-    echo; echo "### idle keep-alive connections, $(date -u +%F)"; echo; echo "\`$CMDLINE\`"; echo
+    echo; echo "### idle keep-alive connections ($PROTOCOL), $(date -u +%F)"; echo; echo "\`$CMDLINE\`"; echo
     table | sed 's/|/ | /g; s/^/| /; s/$/ |/; 1p; 1s/[^|]/-/g'
     echo; printf -- '- %s\n' "${EXTRA[@]}"
   } >>"$OUT"

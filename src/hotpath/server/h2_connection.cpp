@@ -2,6 +2,7 @@
 // handler run once the request is whole, its response handed to nghttp2, frames written as the transport allows.
 #include <hotpath/server/h2_connection.hpp>
 
+#include <hotpath/http/h2_fields.hpp>
 #include <hotpath/net/transport.hpp>
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/dispatch.hpp>
@@ -24,6 +25,10 @@ namespace {
 
 // Frames produced ahead of the transport: past this, the rest stays queued in nghttp2 until the write is done.
 constexpr std::size_t out_high_water_bytes = 256 * 1024;
+
+// The header block of the response being handed to nghttp2, which copies it: one per loop thread, its buffers reused,
+// rather than one per connection.
+thread_local http::h2_response_fields response_fields;
 
 std::uintptr_t address(const char* p) noexcept {
     return reinterpret_cast<std::uintptr_t>(p);
@@ -402,11 +407,12 @@ void h2_connection::finish(stream& st) {
         // The handler failed, or wrote less than the length it gave: the client sees the stream reset.
         session_->reset(st.id, http::h2_error::internal_error);
     } else {
-        fields_.build(s.res, owner_.loop.http_date(), body.size());
+        http::h2_response_fields& fields = response_fields;
+        fields.build(s.res, owner_.loop.http_date(), body.size());
         const bool head_only = s.head.method == http::method::head || !http::allows_body(s.res.status());
         st.sending = {body, 0};
-        session_->respond(st.id, fields_.fields(), head_only || body.empty() ? nullptr : &st.sending);
-        for (const http::h2_field& f : fields_.fields()) {
+        session_->respond(st.id, fields.fields(), head_only || body.empty() ? nullptr : &st.sending);
+        for (const http::h2_field& f : fields.fields()) {
             bytes += f.name.size() + f.value.size();
         }
         bytes += head_only ? 0 : body.size();
@@ -505,6 +511,7 @@ void h2_connection::on_tick(net::clock::time_point now) {
                                   : std::nullopt;
     switch (connection_.timeouts_.check(limits, now, acknowledged, false)) {
     case connection_timeouts::expired::nothing:
+        trim();
         return;
     case connection_timeouts::expired::response_rate:
         owner_.stats.response_timeouts.add();
@@ -521,6 +528,18 @@ void h2_connection::on_tick(net::clock::time_point now) {
         close();
         return;
     }
+}
+
+// No stream open and nothing being written: the kept streams and the frame buffers go, so that an idle connection
+// holds its session and little else. Once a second at most, so a busy connection allocates nothing.
+void h2_connection::trim() noexcept {
+    if (open_ != 0 || write_pending_) {
+        return;
+    }
+    streams_.clear();
+    free_ = nullptr;
+    std::string().swap(out_);
+    std::string().swap(writing_);
 }
 
 void h2_connection::drain() {

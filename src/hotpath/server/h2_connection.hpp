@@ -4,7 +4,6 @@
 // Internal: not installed.
 #pragma once
 
-#include <hotpath/http/h2_fields.hpp>
 #include <hotpath/http/h2_session.hpp>
 #include <hotpath/net/loop.hpp>
 
@@ -41,7 +40,8 @@ public:
     void on_data(std::string_view bytes);
     void on_written(std::error_code error);
     void on_end();
-    // Once a second: the keep-alive timeout when no stream is open, the response rate while frames wait.
+    // Once a second: the keep-alive timeout when no stream is open, the response rate while frames wait; an idle
+    // connection lets go of its kept streams and buffers.
     void on_tick(net::clock::time_point now);
     // Graceful shutdown: a GOAWAY, the open streams answered, then the connection closes.
     void drain();
@@ -68,12 +68,12 @@ private:
     void release(stream& st) noexcept;
     void flush();
     void close();
+    void trim() noexcept;
 
     worker& owner_;
     server_connection& connection_;
     net::transport& transport_;
     std::unique_ptr<http::h2_session> session_;
-    http::h2_response_fields fields_; // the header block of the response being sent, buffers reused
 
     // Streams are kept and reused: a connection's steady state allocates none.
     std::vector<std::unique_ptr<stream>> streams_;
