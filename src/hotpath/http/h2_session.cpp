@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <utility>
 #include <vector>
 
 namespace hotpath::http {
@@ -26,32 +27,29 @@ std::error_code h2_code(long long e) noexcept {
 }
 
 // Every block nghttp2 takes carries its size in front (16 bytes, keeping malloc's alignment), so that the session's
-// holding is known at any time.
-struct counting_allocator {
-    std::size_t held = 0;
+// holding is known at any time. Small blocks (a stream, a queued frame, a header list: each stream allocates several)
+// are kept on free lists by size class when nghttp2 lets go of them and handed out again, so that a busy session's
+// steady state calls malloc rarely; trim() (an idle connection's tick) and the session's end free them.
+class counting_allocator {
+public:
+    std::size_t held = 0; // bytes nghttp2 holds (the kept free blocks not among them)
 
-    static constexpr std::size_t header = 16;
+    counting_allocator() = default;
+    counting_allocator(const counting_allocator&) = delete;
+    counting_allocator& operator=(const counting_allocator&) = delete;
+    ~counting_allocator() { trim(); }
 
-    static void* allocate(std::size_t size, void* self) {
-        auto* a = static_cast<counting_allocator*>(self);
-        auto* block = static_cast<unsigned char*>(std::malloc(size + header));
-        if (block == nullptr) {
-            return nullptr;
+    void trim() noexcept {
+        for (std::size_t c = 0; c < classes; ++c) {
+            while (kept_[c] != nullptr) {
+                std::free(std::exchange(kept_[c], kept_[c]->next));
+            }
+            kept_count_[c] = 0;
         }
-        std::memcpy(block, &size, sizeof size);
-        a->held += size;
-        return block + header;
     }
-    static void release(void* p, void* self) {
-        if (p == nullptr) {
-            return;
-        }
-        auto* block = static_cast<unsigned char*>(p) - header;
-        std::size_t size = 0;
-        std::memcpy(&size, block, sizeof size);
-        static_cast<counting_allocator*>(self)->held -= size;
-        std::free(block);
-    }
+
+    static void* allocate(std::size_t size, void* self) { return static_cast<counting_allocator*>(self)->take(size); }
+    static void release(void* p, void* self) { static_cast<counting_allocator*>(self)->give(p); }
     static void* allocate_zeroed(std::size_t count, std::size_t size, void* self) {
         if (size != 0 && count > SIZE_MAX / size) {
             return nullptr;
@@ -63,21 +61,89 @@ struct counting_allocator {
         return p;
     }
     static void* reallocate(void* p, std::size_t size, void* self) {
-        if (p == nullptr) {
-            return allocate(size, self);
-        }
         auto* a = static_cast<counting_allocator*>(self);
-        auto* block = static_cast<unsigned char*>(p) - header;
-        std::size_t old = 0;
-        std::memcpy(&old, block, sizeof old);
-        auto* grown = static_cast<unsigned char*>(std::realloc(block, size + header));
-        if (grown == nullptr) {
+        if (p == nullptr) {
+            return a->take(size);
+        }
+        const std::size_t old = size_of(p);
+        if (old > largest_kept && size > largest_kept) {
+            auto* grown =
+                static_cast<unsigned char*>(std::realloc(static_cast<unsigned char*>(p) - header, size + header));
+            if (grown == nullptr) {
+                return nullptr;
+            }
+            std::memcpy(grown, &size, sizeof size);
+            a->held = a->held - old + size;
+            return grown + header;
+        }
+        void* moved = a->take(size);
+        if (moved == nullptr) {
             return nullptr;
         }
-        std::memcpy(grown, &size, sizeof size);
-        a->held = a->held - old + size;
-        return grown + header;
+        std::memcpy(moved, p, std::min(old, size));
+        a->give(p);
+        return moved;
     }
+
+private:
+    static constexpr std::size_t header = 16;
+    static constexpr std::size_t class_bytes = 32;
+    static constexpr std::size_t classes = 16; // blocks of up to 512 bytes are kept
+    static constexpr std::size_t largest_kept = class_bytes * classes;
+    static constexpr std::uint16_t kept_per_class = 128;
+
+    struct free_block {
+        free_block* next;
+    };
+
+    static std::size_t class_of(std::size_t size) noexcept { return size == 0 ? 0 : (size - 1) / class_bytes; }
+    static std::size_t size_of(void* p) noexcept {
+        std::size_t size = 0;
+        std::memcpy(&size, static_cast<unsigned char*>(p) - header, sizeof size);
+        return size;
+    }
+
+    void* take(std::size_t size) {
+        unsigned char* block = nullptr;
+        if (size <= largest_kept) {
+            const std::size_t c = class_of(size);
+            if (kept_[c] != nullptr) {
+                block = reinterpret_cast<unsigned char*>(std::exchange(kept_[c], kept_[c]->next));
+                --kept_count_[c];
+            } else {
+                block = static_cast<unsigned char*>(std::malloc(header + (c + 1) * class_bytes));
+            }
+        } else {
+            block = static_cast<unsigned char*>(std::malloc(header + size));
+        }
+        if (block == nullptr) {
+            return nullptr;
+        }
+        std::memcpy(block, &size, sizeof size);
+        held += size;
+        return block + header;
+    }
+
+    void give(void* p) noexcept {
+        if (p == nullptr) {
+            return;
+        }
+        const std::size_t size = size_of(p);
+        held -= size;
+        unsigned char* block = static_cast<unsigned char*>(p) - header;
+        if (size <= largest_kept && kept_count_[class_of(size)] < kept_per_class) {
+            const std::size_t c = class_of(size);
+            auto* f = reinterpret_cast<free_block*>(block);
+            f->next = kept_[c];
+            kept_[c] = f;
+            ++kept_count_[c];
+            return;
+        }
+        std::free(block);
+    }
+
+    free_block* kept_[classes] = {};
+    std::uint16_t kept_count_[classes] = {};
 };
 
 // A body being sent: the session's copy, and how much of it has gone.
@@ -359,6 +425,10 @@ std::error_code h2_session::shut_down() {
         nghttp2_submit_goaway(impl_->session, NGHTTP2_FLAG_NONE,
                               nghttp2_session_get_last_proc_stream_id(impl_->session), NGHTTP2_NO_ERROR, nullptr, 0);
     return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+void h2_session::trim() noexcept {
+    impl_->counter.trim();
 }
 
 std::size_t h2_session::bytes_held() const noexcept {

@@ -131,6 +131,9 @@ public:
     // up to it go on to their end, later ones are ignored. The connection may close once none is open.
     std::error_code shut_down();
 
+    // Frees the small blocks the session keeps for reuse (see h2_session.cpp's allocator): for an idle connection.
+    void trim() noexcept;
+
     // Bytes nghttp2 holds for this session right now (its allocations through the session's allocator).
     std::size_t bytes_held() const noexcept;
 

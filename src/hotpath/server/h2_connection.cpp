@@ -538,6 +538,7 @@ void h2_connection::trim() noexcept {
     }
     streams_.clear();
     free_ = nullptr;
+    session_->trim();
     std::string().swap(out_);
     std::string().swap(writing_);
 }
