@@ -64,6 +64,20 @@ app make_app() {
     a.get("/big",
           [](request& req, response& res) { res.text(std::string(to_unsigned(req.query_param("kb")) * 1024, 'x')); });
     a.get("/empty", [](request&, response& res) { res.status(http::status::no_content); });
+    a.streaming(
+        http::method::put, "/up",
+        [](request& req, response& res) -> task<void> {
+            std::size_t bytes = 0;
+            for (;;) {
+                auto piece = co_await req.read_body();
+                if (!piece || piece->empty()) {
+                    break;
+                }
+                bytes += piece->size();
+            }
+            res.text(std::to_string(bytes));
+        },
+        4096);
     a.metrics("/metrics");
     return a;
 }
@@ -122,6 +136,17 @@ TEST_F(h2_server, every_kind_of_answer_over_h2c) {
     EXPECT_TRUE(out.ends_with(" 500")) << out;
     std::tie(rc, out) = curl(h2 + "'" + base_ + "/async-throw'");
     EXPECT_TRUE(out.ends_with(" 500")) << out;
+    // A streaming route reads the body (whole, over HTTP/2 for now) within its own limit.
+    std::tie(rc, out) = shell("head -c 4096 /dev/zero | curl -sS --max-time 10 --http2-prior-knowledge -T - "
+                              "-w ' %{http_code}' '" +
+                                  base_ + "/up'",
+                              15);
+    EXPECT_EQ(out, "4096 200");
+    std::tie(rc, out) = shell("head -c 4097 /dev/zero | curl -sS --max-time 10 --http2-prior-knowledge -T - "
+                              "-w ' %{http_code}' '" +
+                                  base_ + "/up'",
+                              15);
+    EXPECT_TRUE(out.ends_with(" 413")) << out;
     // HEAD: the fields with the body's length, no body.
     std::tie(rc, out) = curl("--http2-prior-knowledge -sI '" + base_ + "/big?kb=3'");
     EXPECT_NE(out.find("content-length: 3072"), std::string::npos) << out;
@@ -241,6 +266,41 @@ while True:
     EXPECT_NE(out.find("hotpath_http_requests_in_flight 1"), std::string::npos) << out; // this scrape's own
 }
 
+TEST_F(h2_server, node_http2_client_on_one_session_posts_bodies_and_reads_every_answer) {
+    if (!have_program("node")) {
+        GTEST_SKIP() << "node is not installed";
+    }
+    // Node's http2 module (nghttp2 inside Node, a client users run): 50 POSTs of growing bodies at once on one
+    // session, each echoed, then a GET; prints what came back.
+    const std::string script = R"(
+const http2 = require('node:http2');
+const session = http2.connect(process.argv[2]);
+session.on('error', (e) => { console.log('session error', e.message); process.exit(1); });
+const post = (i) => new Promise((resolve, reject) => {
+    const body = Buffer.alloc(i * 1000, 'a');
+    const req = session.request({':method': 'POST', ':path': '/echo', 'content-length': body.length});
+    let got = 0, status = 0;
+    req.on('response', (h) => { status = h[':status']; });
+    req.on('data', (d) => { got += d.length; });
+    req.on('end', () => resolve(status === 200 && got === body.length));
+    req.on('error', reject);
+    req.end(body);
+});
+Promise.all(Array.from({length: 50}, (_, i) => post(i + 1))).then((ok) => {
+    const req = session.request({':path': '/users/5?q=n'});
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (d) => { text += d; });
+    req.on('end', () => { console.log(ok.filter(Boolean).length, text); session.close(); });
+}, (e) => { console.log('failed', e.message); process.exit(1); });
+)";
+    const https_support::temp_dir dir("h2_node");
+    https_support::write_file(dir / "c.js", script);
+    auto [rc, out] = shell("node " + (dir / "c.js") + " " + base_, 20);
+    EXPECT_EQ(rc, 0) << out;
+    EXPECT_EQ(out, "50 5|n|127.0.0.1:" + std::to_string(srv_.port()) + "|\n");
+}
+
 TEST_F(h2_server, hotpath_load_over_h2c_with_streams) {
     auto [rc, out] = https_support::run(
         {"load", "--h2c", "--streams", "20", "-c", "2", "-n", "5000", "--json", "-", base_ + "/hello"}, 60s);
@@ -251,6 +311,27 @@ TEST_F(h2_server, hotpath_load_over_h2c_with_streams) {
     std::tie(rc, out) = curl("'" + base_ + "/metrics'");
     EXPECT_NE(out.find("hotpath_http_requests_by_protocol_total{protocol=\"h2\"} 5000"), std::string::npos) << out;
     EXPECT_NE(out.find("hotpath_http_connections_by_protocol_total{protocol=\"h2\"} 2"), std::string::npos) << out;
+}
+
+TEST_F(h2_server, a_connection_over_the_limit_is_answered_503_and_ended_with_a_goaway) {
+    if (!have_program("nghttp")) {
+        GTEST_SKIP() << "nghttp (nghttp2-client) is not installed";
+    }
+    http::limits limits;
+    limits.max_connections = 1;
+    test_server one(app_, limits);
+    ASSERT_TRUE(one.ok());
+    const std::string url = "http://127.0.0.1:" + std::to_string(one.port());
+    // The first connection holds the only place (a slow request); the second is over the limit.
+    std::pair<int, std::string> first;
+    std::thread holder([&] { first = curl("--http2-prior-knowledge '" + url + "/slow?ms=600'"); });
+    std::this_thread::sleep_for(200ms);
+    auto [rc, out] = shell("nghttp -v '" + url + "/hello'", 15);
+    holder.join();
+    EXPECT_NE(out.find(":status: 503"), std::string::npos) << out;
+    EXPECT_NE(out.find("retry-after: 1"), std::string::npos) << out;
+    EXPECT_NE(out.find("recv GOAWAY"), std::string::npos) << out;
+    EXPECT_EQ(first.second, "slow 600");
 }
 
 TEST_F(h2_server, the_access_log_and_the_request_say_http2) {

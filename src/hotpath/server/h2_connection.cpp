@@ -367,6 +367,20 @@ void h2_connection::serve(stream& st) {
     }
     if (!dispatch::route(owner_, s, connection_.refuse_)) {
         finish(st);
+        if (connection_.refuse_ && !draining_) {
+            // Over the connection limit (or stopping past the drain's time): answered, and the connection ends, as
+            // over HTTP/1.1.
+            draining_ = true;
+            session_->shut_down();
+        }
+        return;
+    }
+    if (const handler& h = owner_.routes.handler_at(s.route);
+        h.streams_body && h.max_body_bytes != 0 && st.used - st.body_at > h.max_body_bytes) {
+        // A streaming route's own limit (app.streaming), which the body, whole here, is over.
+        owner_.stats.bad_requests.add();
+        s.res.problem(http::status::content_too_large, "the request body is over the size limit");
+        finish(st);
         return;
     }
     st.running = true;
