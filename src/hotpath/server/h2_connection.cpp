@@ -340,18 +340,7 @@ void h2_connection::serve(stream& st) {
     request_state& s = *st.state;
     owner_.stats.requests.add();
     owner_.stats.h2_streams.add();
-    s.dispatched_at = std::chrono::steady_clock::now();
-    s.timing.start();
-    s.req.worker_ = &owner_;
-    s.req.exchange_ = &st;
-    s.req.body_read_ = false;
-    s.res.exchange_ = &st;
-    s.res.has_length_ = false;
-    s.req.body_ = {s.in.get() + st.body_at, st.used - st.body_at};
-    s.res.clear();
-    if (s.res.arena_ != nullptr) {
-        reset_json_arena(*s.res.arena_);
-    }
+    s.begin(owner_, st, {s.in.get() + st.body_at, st.used - st.body_at});
     if (st.error == http::status::none && s.head.method == http::method::connect) {
         st.error = http::status::not_implemented;
     }

@@ -25,6 +25,8 @@ namespace hotpath {
 namespace net {
 class loop;
 }
+class exchange;
+struct worker;
 
 // The read buffer, the parser and parsed head, the request and response a handler sees, and the responses
 // waiting to be written: about 9 KiB (the head's field table and the buffer are most of it), plus the JSON
@@ -88,6 +90,24 @@ struct request_state {
     std::string writing; // the buffer being written
 
     request_state* next_free = nullptr; // the pool's free list
+
+    // The request is here (its head, and its body when buffered: `body_bytes`), about to be routed: its dispatch
+    // time taken, its request and response made ready for a handler and carried by `carrier` (its HTTP/1.1
+    // connection, or its HTTP/2 stream). The same for every protocol.
+    void begin(const worker& w, exchange& carrier, std::string_view body_bytes) noexcept {
+        dispatched_at = std::chrono::steady_clock::now();
+        timing.start();
+        req.worker_ = &w;
+        req.exchange_ = &carrier;
+        req.body_read_ = false;
+        req.body_ = body_bytes;
+        res.exchange_ = &carrier;
+        res.has_length_ = false;
+        res.clear();
+        if (res.arena_ != nullptr) {
+            reset_json_arena(*res.arena_);
+        }
+    }
 
     // Where the router writes the matched route's path parameters (request::param reads them).
     http::route_params& params() noexcept { return req.params_; }

@@ -63,6 +63,7 @@ private:
     friend class h2_connection;
     friend class body_write;
     friend class request_state_pool;
+    friend struct request_state;
     exchange* exchange_ = nullptr; // what carries the response, while a handler runs
     std::uint64_t length_ = 0;
     bool has_length_ = false;

@@ -419,21 +419,10 @@ bool server_connection::do_body() {
 void server_connection::do_dispatch() {
     request_state& s = *state_;
     owner_.stats.requests.add();
-    s.dispatched_at = std::chrono::steady_clock::now();
-    s.timing.start();
-    s.req.worker_ = &owner_;
-    s.req.exchange_ = this;
-    s.req.body_read_ = false;
-    s.res.exchange_ = this;
-    s.res.has_length_ = false;
+    s.begin(owner_, *this, {s.in.get() + begin_ + head_bytes_, s.stream.in ? 0 : s.body.held()});
     // A streamed body is still arriving: its rate is watched while the handler reads it.
     if (!s.stream.in || s.body.complete()) {
         timeouts_.wait_nothing();
-    }
-    s.req.body_ = {s.in.get() + begin_ + head_bytes_, s.stream.in ? 0 : s.body.held()};
-    s.res.clear();
-    if (s.res.arena_ != nullptr) {
-        reset_json_arena(*s.res.arena_);
     }
     if (!dispatch::route(owner_, s, refuse_)) {
         finish_request();
