@@ -5,8 +5,9 @@
 # for its JIT tiers), all h2c with prior knowledge, each server pinned to CPU 0 and h2load to CPU 1. Per run, each
 # server in turn (the order rotates): h2load's requests over the server's CPU seconds (utime+stime from
 # /proc/PID/stat around the load). A ratio is the median of the runs' ratios. Kestrel is left out without dotnet.
+# BASELINE=OLD_BINARY: an A/B run instead, hotpath against an earlier build of itself (same shape, no peers).
 # Env: DURATION (8s) RUNS (3) CONNECTIONS (16) STREAMS (100) WARMUP (15s) PATHS ("/plaintext /json")
-#      HOTPATH (build/release/hotpath) PEERS (build/peers) NGINX (/usr/sbin/nginx) OUT (append Markdown here)
+#      HOTPATH (build/release/hotpath) PEERS (build/peers) NGINX (/usr/sbin/nginx) BASELINE OUT (append Markdown here)
 # Example: RUNS=1 DURATION=3s WARMUP=5s bash bench/h2.sh
 set -euo pipefail
 
@@ -14,13 +15,14 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=${DURATION:-8s} RUNS=${RUNS:-3} CONNECTIONS=${CONNECTIONS:-16} STREAMS=${STREAMS:-100} WARMUP=${WARMUP:-15s}
 PATHS=${PATHS:-/plaintext /json}
 HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} PEERS=${PEERS:-$ROOT/build/peers} NGINX=${NGINX:-/usr/sbin/nginx}
-OUT=${OUT:-}
-CMDLINE="DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS STREAMS=$STREAMS WARMUP=$WARMUP bash bench/h2.sh"
+OUT=${OUT:-} BASELINE=${BASELINE:-}
+CMDLINE="DURATION=$DURATION RUNS=$RUNS CONNECTIONS=$CONNECTIONS STREAMS=$STREAMS WARMUP=$WARMUP${BASELINE:+ BASELINE=OLD} bash bench/h2.sh"
 for tool in h2load curl python3 taskset getconf awk sed sort timeout; do
     command -v "$tool" >/dev/null || { echo "h2: missing tool: $tool" >&2; exit 2; }
 done
 [[ -x $HOTPATH ]] || { echo "h2: hotpath binary not found: $HOTPATH" >&2; exit 2; }
-[[ -x $NGINX ]] || { echo "h2: nginx not found: $NGINX" >&2; exit 2; }
+[[ -n $BASELINE || -x $NGINX ]] || { echo "h2: nginx not found: $NGINX" >&2; exit 2; }
+[[ -z $BASELINE || -x $BASELINE ]] || { echo "h2: baseline binary not found: $BASELINE" >&2; exit 2; }
 [[ $RUNS =~ ^[1-9][0-9]*$ && $CONNECTIONS =~ ^[1-9][0-9]*$ && $STREAMS =~ ^[1-9][0-9]*$ ]] ||
     { echo "h2: RUNS, CONNECTIONS and STREAMS must be positive integers" >&2; exit 2; }
 dsec() { case $1 in *m) echo $((${1%m} * 60)) ;; *) echo "${1%s}" ;; esac; }
@@ -44,23 +46,33 @@ cleanup() { local p; for p in "${PIDS[@]}"; do stop_pid "$p"; done; PIDS=(); rm 
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-SERVERS=(hotpath nginx)
-command -v dotnet >/dev/null && [[ -x $PEERS/platform/platform ]] && SERVERS+=(kestrel) ||
-    log "no dotnet or no $PEERS/platform/platform (scripts/build-peers.sh): Kestrel is left out"
-read -r P_HP P_NG P_KE < <(python3 -c '
-import socket; s=[socket.socket() for _ in range(3)]
+if [[ -n $BASELINE ]]; then
+    SERVERS=(hotpath baseline)
+else
+    SERVERS=(hotpath nginx)
+    command -v dotnet >/dev/null && [[ -x $PEERS/platform/platform ]] && SERVERS+=(kestrel) ||
+        log "no dotnet or no $PEERS/platform/platform (scripts/build-peers.sh): Kestrel is left out"
+fi
+read -r P_HP P_NG P_KE P_BA < <(python3 -c '
+import socket; s=[socket.socket() for _ in range(4)]
 [x.bind(("127.0.0.1", 0)) for x in s]; print(*[x.getsockname()[1] for x in s])')
-declare -A PORT=([hotpath]=$P_HP [nginx]=$P_NG [kestrel]=$P_KE) SPID=()
+declare -A PORT=([hotpath]=$P_HP [nginx]=$P_NG [kestrel]=$P_KE [baseline]=$P_BA) SPID=()
 
 taskset -c 0 "$HOTPATH" serve platform --port "$P_HP" --threads 1 >"$TMP/hotpath.log" 2>&1 &
 SPID[hotpath]=$!; PIDS+=("$!")
-mkdir -p "$TMP/nginx"
-sed -e "s|@PREFIX@|$TMP/nginx|g" -e "s|@PORT@|$P_NG|g" -e "s|listen 127.0.0.1:$P_NG;|listen 127.0.0.1:$P_NG http2;|" \
-    "$ROOT/bench/nginx.conf.in" >"$TMP/nginx/nginx.conf"
-# nginx's h2 default of 128 streams per connection is above h2load's 100; its keepalive_requests bounds requests per
-# HTTP/2 connection too (1.19.7+): the config's 10^8 keeps the connections for the whole run, as the others do.
-taskset -c 0 "$NGINX" -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" >"$TMP/nginx.log" 2>&1 &
-SPID[nginx]=$!; PIDS+=("$!")
+if [[ -n $BASELINE ]]; then
+    taskset -c 0 "$BASELINE" serve platform --port "$P_BA" --threads 1 >"$TMP/baseline.log" 2>&1 &
+    SPID[baseline]=$!; PIDS+=("$!")
+fi
+if [[ " ${SERVERS[*]} " == *" nginx "* ]]; then
+    mkdir -p "$TMP/nginx"
+    sed -e "s|@PREFIX@|$TMP/nginx|g" -e "s|@PORT@|$P_NG|g" -e "s|listen 127.0.0.1:$P_NG;|listen 127.0.0.1:$P_NG http2;|" \
+        "$ROOT/bench/nginx.conf.in" >"$TMP/nginx/nginx.conf"
+    # nginx's h2 default of 128 streams per connection is above h2load's 100; its keepalive_requests bounds requests per
+    # HTTP/2 connection too (1.19.7+): the config's 10^8 keeps the connections for the whole run, as the others do.
+    taskset -c 0 "$NGINX" -p "$TMP/nginx" -e "$TMP/nginx/error.log" -c "$TMP/nginx/nginx.conf" >"$TMP/nginx.log" 2>&1 &
+    SPID[nginx]=$!; PIDS+=("$!")
+fi
 if [[ " ${SERVERS[*]} " == *" kestrel "* ]]; then
     DOTNET_CLI_TELEMETRY_OPTOUT=1 DOTNET_NOLOGO=1 DOTNET_gcServer=1 Kestrel__EndpointDefaults__Protocols=Http2 \
         taskset -c 0 "$PEERS/platform/platform" --urls "http://127.0.0.1:$P_KE" >"$TMP/kestrel.log" 2>&1 &

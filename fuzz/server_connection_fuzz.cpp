@@ -24,6 +24,13 @@ const hotpath::app& routes() {
         r.get("/", [](hotpath::request&, hotpath::response& res) { res.text("hello"); });
         r.any("/echo", [](hotpath::request& req, hotpath::response& res) { res.text(req.body()); });
         r.get("/items/{id}", [](hotpath::request& req, hotpath::response& res) { res.text(req.param("id")); });
+        r.get("/stream", [](hotpath::request&, hotpath::response& res) -> hotpath::task<void> {
+            for (int i = 0; i < 3; ++i) {
+                if (!co_await res.write(std::string(20000, 's'))) { // past a stream's 64 KiB high water by the third
+                    co_return;
+                }
+            }
+        });
         r.streaming(
             hotpath::http::method::put, "/up",
             [](hotpath::request& req, hotpath::response& res) -> hotpath::task<void> {

@@ -150,6 +150,7 @@ private:
 struct outgoing_body {
     std::string bytes;
     std::size_t sent = 0;
+    bool more = false;
 };
 
 std::string_view view(const std::uint8_t* p, std::size_t n) noexcept {
@@ -226,9 +227,12 @@ struct h2_session::impl {
                              std::uint32_t* flags, nghttp2_data_source* source, void*) {
         auto* body = static_cast<Body*>(source->ptr);
         const std::size_t n = std::min(length, body->bytes.size() - body->sent);
+        if (n == 0 && body->more) {
+            return NGHTTP2_ERR_DEFERRED; // until resume()
+        }
         std::memcpy(buf, body->bytes.data() + body->sent, n);
         body->sent += n;
-        if (body->sent == body->bytes.size()) {
+        if (body->sent == body->bytes.size() && !body->more) {
             *flags |= NGHTTP2_DATA_FLAG_EOF;
         }
         return static_cast<ssize_t>(n);
@@ -278,6 +282,7 @@ std::unique_ptr<h2_session> h2_session::make(role r, h2_events& events, const h2
         return nullptr;
     }
     nghttp2_option_set_no_closed_streams(option, 1); // no RFC 7540 priority tree kept for closed streams
+    nghttp2_option_set_no_auto_window_update(option, settings.consume_by_hand ? 1 : 0);
     const int made = r == role::client ? nghttp2_session_client_new3(&p->session, callbacks, p.get(), option, &p->mem)
                                        : nghttp2_session_server_new3(&p->session, callbacks, p.get(), option, &p->mem);
     nghttp2_option_del(option);
@@ -406,6 +411,27 @@ std::error_code h2_session::respond(std::int32_t stream, std::span<const h2_fiel
     provider.read_callback = impl::read_body<h2_body>;
     const int done =
         nghttp2_submit_response(impl_->session, stream, nv.data(), nv.size(), body != nullptr ? &provider : nullptr);
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+std::error_code h2_session::resume(std::int32_t stream) {
+    const int done = nghttp2_session_resume_data(impl_->session, stream);
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+std::error_code h2_session::consume(std::int32_t stream, std::size_t bytes) {
+    if (bytes == 0) {
+        return {};
+    }
+    const int done = nghttp2_session_consume(impl_->session, stream, bytes);
+    return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+std::error_code h2_session::consume_connection(std::size_t bytes) {
+    if (bytes == 0) {
+        return {};
+    }
+    const int done = nghttp2_session_consume_connection(impl_->session, bytes);
     return done != 0 ? h2_code(done) : std::error_code{};
 }
 

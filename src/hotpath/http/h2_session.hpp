@@ -62,11 +62,14 @@ protected:
     ~h2_events() = default;
 };
 
-// A request body its caller keeps (unchanged, with this record) until its stream is closed: nghttp2 reads it as the
-// peer's windows allow, and `sent` says how far it went.
+// A body its caller keeps (unchanged, with this record) until its stream is closed: nghttp2 reads it as the peer's
+// windows allow, and `sent` says how far it went. `more`: the caller will add to it (a body streamed as it is made):
+// once all of `bytes` is sent the stream waits, until the caller has pointed `bytes` at more (or cleared `more`) and
+// called h2_session::resume.
 struct h2_body {
     std::string_view bytes;
     std::size_t sent = 0;
+    bool more = false;
 };
 
 // The SETTINGS a session sends, and its connection's receive window. Kestrel's defaults (Http2Limits).
@@ -77,6 +80,9 @@ struct h2_settings {
     std::uint32_t max_frame_size = 16 * 1024;
     std::uint32_t header_table_size = 4096;
     std::uint32_t max_header_list_size = 32 * 1024;
+    // Whether the owner gives the peer's DATA back to flow control itself (consume()), as it is done with it, so that
+    // what a peer may send is bounded by what the owner holds. Otherwise nghttp2 gives it back as it arrives.
+    bool consume_by_hand = false;
 };
 
 class h2_session {
@@ -123,6 +129,14 @@ public:
     // The same, with no copy: `body` (null for none) is the caller's until on_h2_closed of the stream. What a server
     // answers many times a second.
     std::error_code respond(std::int32_t stream, std::span<const h2_field> fields, h2_body* body);
+    // A body given with `more` has more to send (or its end): the stream sends again.
+    std::error_code resume(std::int32_t stream);
+    // With h2_settings::consume_by_hand: `bytes` of DATA received on `stream` are done with, and the peer may send as
+    // many more (WINDOW_UPDATE, on the stream and the connection). The stream may be closed: the connection's
+    // window still takes them. Like set_stream_user, it may be called from inside h2_events.
+    std::error_code consume(std::int32_t stream, std::size_t bytes);
+    // Only the connection's window takes them back (the stream's stays shut).
+    std::error_code consume_connection(std::size_t bytes);
     // Resets `stream` with `error` (RST_STREAM).
     std::error_code reset(std::int32_t stream, h2_error error);
     // Ends the connection: a GOAWAY with `error` and the last stream processed; produce() then writes it.

@@ -40,8 +40,8 @@ public:
     void on_data(std::string_view bytes);
     void on_written(std::error_code error);
     void on_end();
-    // Once a second: the keep-alive timeout when no stream is open, the response rate while frames wait; an idle
-    // connection lets go of its kept streams and buffers.
+    // Once a second: the keep-alive timeout when no stream is open, the response rate while frames wait; each
+    // stream's body and response rates; an idle connection lets go of its kept streams and buffers.
     void on_tick(net::clock::time_point now);
     // Graceful shutdown: a GOAWAY, the open streams answered, then the connection closes.
     void drain();
@@ -61,8 +61,20 @@ private:
     stream* find(std::int32_t id) const noexcept;
     stream* open(std::int32_t id);
     void take_field(std::int32_t id, std::string_view name, std::string_view value);
+    void take_body(stream& st, std::string_view bytes);
+    void hold_window(stream& st, std::size_t bytes);
+    bool receiving_first(const stream& st) const noexcept;
+    void give_back_window();
+    void drop_piece(stream& st) noexcept;
+    void let_go_of_body(stream& st) noexcept;
+    void queue(stream& st) noexcept;
     void after_session();
+    void let_go_of_closed();
     void serve(stream& st);
+    void start_streaming(stream& st);
+    void start_response(stream& st);
+    void wake_handlers();
+    void check_streams(net::clock::time_point now);
     void finish(stream& st);
     static void on_handler_done(void* self) noexcept;
     void release(stream& st) noexcept;
@@ -83,7 +95,18 @@ private:
     stream* ready_ = nullptr;
     stream* ready_tail_ = nullptr;
     stream* closed_ = nullptr;
-    std::size_t open_ = 0; // streams with a request being read, handled or answered
+    stream* woken_ = nullptr; // streamed bodies with news for a handler that awaits them
+    std::size_t open_ = 0;    // streams with a request being read, handled or answered
+
+    // Flow control of request bodies (RFC 9113 §5.2): a body read whole before its handler runs is given back to
+    // the peer's windows as it arrives while the connection holds at most limits.max_body_bytes of such bodies;
+    // past that, only the oldest stream still sending goes on, the others wait (their windows shut), and a stream
+    // that would hold more than half the connection's window waiting is refused (REFUSED_STREAM: the client may
+    // retry it). A streamed body is given back as its handler reads it.
+    std::size_t body_bytes_ = 0;       // bodies held, given back to flow control
+    std::size_t held_back_ = 0;        // bodies held, not given back (the connection over its budget)
+    std::size_t handlers_waiting_ = 0; // handlers awaiting room to write (at least)
+    bool refusing_ = false;            // streams marked refused, to be reset
 
     std::string out_;     // frames produced, waiting for the write in flight
     std::string writing_; // the frames being written

@@ -310,7 +310,7 @@ void write_metrics(request& req, response& res) {
     std::uint64_t received = 0;
     std::uint64_t sent = 0;
     std::uint64_t tls[5] = {}; // handshakes, resumed, failures, timeouts, refused
-    std::uint64_t h2[3] = {};  // connections, streams, resets
+    std::uint64_t h2[4] = {};  // connections, streams, resets, refused
     std::uint64_t abandoned = 0;
     for (const auto& w : loops) {
         const loop_stats& s = w->stats;
@@ -339,6 +339,7 @@ void write_metrics(request& req, response& res) {
         h2[0] += s.h2_connections.get();
         h2[1] += s.h2_streams.get();
         h2[2] += s.h2_resets.get();
+        h2[3] += s.h2_refused.get();
     }
     // Read at slightly different moments per counter: never below zero.
     const std::uint64_t in_flight = dispatched > finished + abandoned ? dispatched - finished - abandoned : 0;
@@ -407,6 +408,12 @@ void write_metrics(request& req, response& res) {
                metrics::metric_type::counter, abandoned);
     out.single("hotpath_http2_streams_reset_total", "HTTP/2 streams the client reset before their response was whole",
                metrics::metric_type::counter, h2[2]);
+    out.family("hotpath_http2_refusals_total",
+               "HTTP/2 streams or connections the server refused to bound what a client costs, by the limit met "
+               "(body_budget: a connection's request bodies over limits.max_body_bytes; the stream is reset with "
+               "REFUSED_STREAM, which a client may retry)",
+               metrics::metric_type::counter);
+    out.sample("hotpath_http2_refusals_total", {{"limit", "body_budget"}}, h2[3]);
     out.single("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
                metrics::metric_type::counter, pauses);
 

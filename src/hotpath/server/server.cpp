@@ -441,6 +441,7 @@ server_stats server::stats() const noexcept {
         total.h2_connections += s.h2_connections.get();
         total.h2_streams += s.h2_streams.get();
         total.h2_resets += s.h2_resets.get();
+        total.h2_refused += s.h2_refused.get();
         total.request_states_made += s.request_states_made.get();
         total.request_states_freed += s.request_states_freed.get();
     }

@@ -41,6 +41,8 @@ struct loop_stats {
     counter h2_connections;
     counter h2_streams;
     counter h2_resets;
+    // Streams reset with REFUSED_STREAM: a connection's request bodies over its budget (see h2_connection.hpp).
+    counter h2_refused;
     counter bytes_received; // request bytes as they arrived, framing included
     counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
@@ -75,6 +77,7 @@ struct server_stats {
     std::uint64_t h2_connections = 0;       // connections that spoke HTTP/2
     std::uint64_t h2_streams = 0;           // requests over HTTP/2
     std::uint64_t h2_resets = 0;            // streams the client reset before their end
+    std::uint64_t h2_refused = 0;           // streams refused (REFUSED_STREAM) over a connection's body budget
     std::uint64_t request_states_made = 0;  // request states allocated by the loops' pools
     std::uint64_t request_states_freed = 0; // and freed (trimmed, or too grown to keep)
     std::uint64_t access_log_lines = 0;     // with server_options.access_log: lines written
