@@ -159,6 +159,11 @@ std::string_view view(const std::uint8_t* p, std::size_t n) noexcept {
 
 } // namespace
 
+bool h2_flooded(std::error_code e) noexcept {
+    return e.category() == h2_category() &&
+           (e.value() == NGHTTP2_ERR_FLOODED || e.value() == NGHTTP2_ERR_TOO_MANY_CONTINUATIONS);
+}
+
 const std::error_category& h2_category() noexcept {
     static const h2_error_category c;
     return c;
@@ -170,6 +175,8 @@ struct h2_session::impl {
     nghttp2_mem mem{};
     nghttp2_session* session = nullptr;
     bool settings_received = false;
+    bool failed_away = false;
+    h2_tally tally;
     // Bodies being sent, by stream, each where its data provider points until the stream closes.
     std::map<std::int32_t, std::unique_ptr<outgoing_body>> bodies;
 
@@ -184,6 +191,34 @@ struct h2_session::impl {
 
     static impl& of(void* user) { return *static_cast<impl*>(user); }
 
+    static int on_begin_frame(nghttp2_session*, const nghttp2_frame_hd* hd, void* user) {
+        h2_tally& t = of(user).tally;
+        switch (hd->type) {
+        case NGHTTP2_DATA:
+            t.control_frames += hd->length == 0 && (hd->flags & NGHTTP2_FLAG_END_STREAM) == 0 ? 1 : 0;
+            break;
+        case NGHTTP2_HEADERS:
+            t.header_block_open = (hd->flags & NGHTTP2_FLAG_END_HEADERS) == 0;
+            break;
+        case NGHTTP2_CONTINUATION:
+            t.control_frames += hd->length == 0 ? 1 : 0;
+            t.header_block_open = (hd->flags & NGHTTP2_FLAG_END_HEADERS) == 0;
+            break;
+        case NGHTTP2_RST_STREAM: // counted by the stream it ends
+        case NGHTTP2_GOAWAY:
+            break;
+        default: // SETTINGS, PING, WINDOW_UPDATE, PRIORITY, PUSH_PROMISE, extensions
+            ++t.control_frames;
+            break;
+        }
+        return 0;
+    }
+    static int on_frame_send(nghttp2_session*, const nghttp2_frame* frame, void* user) {
+        if (frame->hd.type == NGHTTP2_GOAWAY && frame->goaway.error_code != NGHTTP2_NO_ERROR) {
+            of(user).failed_away = true;
+        }
+        return 0;
+    }
     static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name, std::size_t namelen,
                          const std::uint8_t* value, std::size_t valuelen, std::uint8_t, void* user) {
         of(user).events.on_h2_field(frame->hd.stream_id, view(name, namelen), view(value, valuelen));
@@ -276,6 +311,8 @@ std::unique_ptr<h2_session> h2_session::make(role r, h2_events& events, const h2
     nghttp2_session_callbacks_set_on_frame_recv_callback(callbacks, impl::on_frame_recv);
     nghttp2_session_callbacks_set_on_data_chunk_recv_callback(callbacks, impl::on_data_chunk);
     nghttp2_session_callbacks_set_on_stream_close_callback(callbacks, impl::on_stream_close);
+    nghttp2_session_callbacks_set_on_begin_frame_callback(callbacks, impl::on_begin_frame);
+    nghttp2_session_callbacks_set_on_frame_send_callback(callbacks, impl::on_frame_send);
     nghttp2_option* option = nullptr;
     if (nghttp2_option_new(&option) != 0) {
         nghttp2_session_callbacks_del(callbacks);
@@ -283,6 +320,9 @@ std::unique_ptr<h2_session> h2_session::make(role r, h2_events& events, const h2
     }
     nghttp2_option_set_no_closed_streams(option, 1); // no RFC 7540 priority tree kept for closed streams
     nghttp2_option_set_no_auto_window_update(option, settings.consume_by_hand ? 1 : 0);
+    if (settings.stream_reset_burst != 0) {
+        nghttp2_option_set_stream_reset_rate_limit(option, settings.stream_reset_burst, settings.stream_reset_rate);
+    }
     const int made = r == role::client ? nghttp2_session_client_new3(&p->session, callbacks, p.get(), option, &p->mem)
                                        : nghttp2_session_server_new3(&p->session, callbacks, p.get(), option, &p->mem);
     nghttp2_option_del(option);
@@ -451,6 +491,14 @@ std::error_code h2_session::shut_down() {
         nghttp2_submit_goaway(impl_->session, NGHTTP2_FLAG_NONE,
                               nghttp2_session_get_last_proc_stream_id(impl_->session), NGHTTP2_NO_ERROR, nullptr, 0);
     return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+const h2_tally& h2_session::tally() const noexcept {
+    return impl_->tally;
+}
+
+bool h2_session::failed_away() const noexcept {
+    return impl_->failed_away;
 }
 
 void h2_session::trim() noexcept {

@@ -17,6 +17,10 @@ namespace hotpath::http {
 // What a session of nghttp2 refused, as nghttp2's own error (its message is nghttp2's text).
 const std::error_category& h2_category() noexcept;
 
+// Whether `e`, from h2_session::receive, is one of nghttp2's own defences: more CONTINUATIONs than a header block may
+// have (CVE-2024-27316), or frames to acknowledge (PING, SETTINGS) piling up unread.
+bool h2_flooded(std::error_code e) noexcept;
+
 // A field of an HTTP/2 message: the pseudo-fields (":method", ":path", ":status", ...) first, names in lower case.
 struct h2_field {
     std::string_view name;
@@ -83,6 +87,20 @@ struct h2_settings {
     // Whether the owner gives the peer's DATA back to flow control itself (consume()), as it is done with it, so that
     // what a peer may send is bounded by what the owner holds. Otherwise nghttp2 gives it back as it arrives.
     bool consume_by_hand = false;
+    // nghttp2's own limit on the peer's RST_STREAM (CANCEL) frames, a token bucket: `burst`, refilled at `rate` a
+    // second; past it, a GOAWAY. 0: nghttp2's defaults (1,000 and 33).
+    std::uint64_t stream_reset_burst = 0;
+    std::uint64_t stream_reset_rate = 0;
+};
+
+// What the peer's frames cost beyond the requests they carry, counted as their headers arrive: the defences against
+// HTTP/2's floods (server/h2_connection.cpp) read it after each receive().
+struct h2_tally {
+    // SETTINGS, PING, WINDOW_UPDATE, PRIORITY and unknown frames, and empty DATA or CONTINUATION frames that end
+    // nothing: frames that carry no request forward.
+    std::uint64_t control_frames = 0;
+    // A header block began (HEADERS without END_HEADERS) and its last CONTINUATION has not come.
+    bool header_block_open = false;
 };
 
 class h2_session {
@@ -144,6 +162,11 @@ public:
     // A server's graceful end (RFC 9113 §6.8): a GOAWAY with no error and the last stream it has seen; the streams
     // up to it go on to their end, later ones are ignored. The connection may close once none is open.
     std::error_code shut_down();
+
+    // The peer's frames so far (see h2_tally).
+    const h2_tally& tally() const noexcept;
+    // Whether this side sent a GOAWAY with an error (nghttp2's own defences among them): the connection is to close.
+    bool failed_away() const noexcept;
 
     // Frees the small blocks the session keeps for reuse (see h2_session.cpp's allocator): for an idle connection.
     void trim() noexcept;

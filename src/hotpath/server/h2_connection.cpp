@@ -29,8 +29,23 @@ constexpr std::size_t out_high_water_bytes = 256 * 1024;
 // over HTTP/1.1), so that a client that does not read holds this much of its stream, and nothing of the loop's.
 constexpr std::size_t stream_high_water_bytes = 64 * 1024;
 
-// Kestrel's limits (http::h2_settings), and request bodies given back to flow control by hand.
-constexpr http::h2_settings server_settings{.consume_by_hand = true};
+// The defences against HTTP/2's floods (RFC 9113 §10.5), two token buckets per connection, refilled on the tick; a
+// connection that empties one is sent GOAWAY (ENHANCE_YOUR_CALM) and closed:
+// - streams ended before their response, by the client's RST_STREAM (rapid reset, CVE-2023-44487) or by a stream
+//   error its frames caused (MadeYouReset, CVE-2025-8671): nghttp2's own numbers for resets, 1,000 and 33 a second;
+// - frames that carry no request forward (SETTINGS, PING, WINDOW_UPDATE, PRIORITY, empty DATA or CONTINUATION):
+//   1,000, 100 a second, and a few more for each stream opened and each 16 KiB sent (which a client acknowledges).
+constexpr std::int64_t reset_burst = 1000;
+constexpr std::int64_t resets_per_second = 33;
+constexpr std::int64_t control_burst = 1000;
+constexpr std::int64_t control_per_second = 100;
+constexpr std::int64_t control_per_stream = 4;
+constexpr std::size_t sent_bytes_per_control = 16 * 1024;
+
+// Kestrel's limits (http::h2_settings), request bodies given back to flow control by hand, and nghttp2's own limit on
+// resets set above ours (so that ours acts, and counts, first).
+constexpr http::h2_settings server_settings{
+    .consume_by_hand = true, .stream_reset_burst = 2 * reset_burst, .stream_reset_rate = 2 * resets_per_second};
 
 // The header block of the response being handed to nghttp2, which copies it: one per loop thread, its buffers reused,
 // rather than one per connection.
@@ -290,6 +305,7 @@ h2_connection::stream* h2_connection::open(std::int32_t id) {
     s.stream.reset();
     session_->set_stream_user(id, st);
     ++open_;
+    control_budget_ = std::min(control_burst, control_budget_ + control_per_stream);
     return st;
 }
 
@@ -541,6 +557,7 @@ void h2_connection::on_h2_closed(std::int32_t id, http::h2_error) {
     st->closed = true;
     if (st->state != nullptr && !st->reset_here) { // reset (with any code, NO_ERROR too) before its response was whole
         owner_.stats.h2_resets.add();
+        --reset_budget_;
     }
     st->next_closed = closed_;
     closed_ = st;
@@ -754,9 +771,28 @@ void h2_connection::on_data(std::string_view bytes) {
     after_session();
     if (broken) {
         ending_ = true; // nghttp2 queued its GOAWAY: written, then the connection closes
+        if (http::h2_flooded(broken)) {
+            owner_.stats.h2_cut_frames.add();
+        }
+    } else {
+        defend();
     }
     flush();
     wake_handlers();
+}
+
+// What the last frames cost, against the connection's budgets (see reset_burst above).
+void h2_connection::defend() {
+    const std::uint64_t control = session_->tally().control_frames;
+    control_budget_ -= static_cast<std::int64_t>(control - control_seen_);
+    control_seen_ = control;
+    if (reset_budget_ < 0 || control_budget_ < 0) {
+        (reset_budget_ < 0 ? owner_.stats.h2_cut_resets : owner_.stats.h2_cut_control).add();
+        session_->go_away(http::h2_error::enhance_your_calm);
+        ending_ = true;
+    } else if (session_->failed_away()) {
+        ending_ = true; // nghttp2 sent a GOAWAY with an error of its own: the connection ends once it is written
+    }
 }
 
 // Handlers waiting on their stream: a read with its piece (or end) here, a write with room again. Called from the
@@ -814,6 +850,12 @@ void h2_connection::flush() {
     std::swap(out_, writing_);
     write_pending_ = true;
     owner_.stats.bytes_sent.add(writing_.size());
+    sent_credit_ += writing_.size();
+    if (sent_credit_ >= sent_bytes_per_control) {
+        control_budget_ =
+            std::min(control_burst, control_budget_ + static_cast<std::int64_t>(sent_credit_ / sent_bytes_per_control));
+        sent_credit_ %= sent_bytes_per_control;
+    }
     transport_.write(writing_);
 }
 
@@ -877,13 +919,26 @@ void h2_connection::on_tick(net::clock::time_point now) {
     if (gone_) {
         return;
     }
+    const auto& limits = owner_.options.limits;
+    reset_budget_ = std::min(reset_burst, reset_budget_ + resets_per_second);
+    control_budget_ = std::min(control_burst, control_budget_ + control_per_second);
+    if (!session_->tally().header_block_open) {
+        header_block_since_ = {};
+    } else if (header_block_since_ == net::clock::time_point{}) {
+        header_block_since_ = now;
+    } else if (now - header_block_since_ >= limits.request_headers_timeout) {
+        // A header block begun and never ended (its CONTINUATIONs withheld): no other frame may come meanwhile, so
+        // the connection is stuck; a slowloris over HTTP/2.
+        owner_.stats.header_timeouts.add();
+        close();
+        return;
+    }
     if (open_ != 0) {
         check_streams(now);
         if (gone_) {
             return;
         }
     }
-    const auto& limits = owner_.options.limits;
     const auto acknowledged = limits.min_response_bytes_per_second != 0 && write_pending_
                                   ? std::optional<std::uint64_t>(transport_.bytes_acknowledged())
                                   : std::nullopt;

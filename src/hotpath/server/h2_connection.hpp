@@ -74,6 +74,7 @@ private:
     void start_streaming(stream& st);
     void start_response(stream& st);
     void wake_handlers();
+    void defend();
     void check_streams(net::clock::time_point now);
     void finish(stream& st);
     static void on_handler_done(void* self) noexcept;
@@ -107,6 +108,13 @@ private:
     std::size_t held_back_ = 0;        // bodies held, not given back (the connection over its budget)
     std::size_t handlers_waiting_ = 0; // handlers awaiting room to write (at least)
     bool refusing_ = false;            // streams marked refused, to be reset
+
+    // The defences against floods (see h2_connection.cpp): what the connection may still spend.
+    std::int64_t reset_budget_ = 1000;
+    std::int64_t control_budget_ = 1000;
+    std::uint64_t control_seen_ = 0; // control frames already charged
+    std::size_t sent_credit_ = 0;    // bytes sent not yet turned into control budget
+    net::clock::time_point header_block_since_{};
 
     std::string out_;     // frames produced, waiting for the write in flight
     std::string writing_; // the frames being written

@@ -43,6 +43,11 @@ struct loop_stats {
     counter h2_resets;
     // Streams reset with REFUSED_STREAM: a connection's request bodies over its budget (see h2_connection.hpp).
     counter h2_refused;
+    // Connections cut off (GOAWAY, then closed) by a defence: too many streams ended before their response (rapid
+    // reset, MadeYouReset), too many frames that carry no request (floods), or nghttp2's own frame limits.
+    counter h2_cut_resets;
+    counter h2_cut_control;
+    counter h2_cut_frames;
     counter bytes_received; // request bytes as they arrived, framing included
     counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
