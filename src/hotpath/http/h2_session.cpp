@@ -176,6 +176,7 @@ struct h2_session::impl {
     nghttp2_session* session = nullptr;
     bool settings_received = false;
     bool failed_away = false;
+    bool refuse_fields = false; // set by the owner from inside on_h2_field
     h2_tally tally;
     // Bodies being sent, by stream, each where its data provider points until the stream closes.
     std::map<std::int32_t, std::unique_ptr<outgoing_body>> bodies;
@@ -221,7 +222,12 @@ struct h2_session::impl {
     }
     static int on_header(nghttp2_session*, const nghttp2_frame* frame, const std::uint8_t* name, std::size_t namelen,
                          const std::uint8_t* value, std::size_t valuelen, std::uint8_t, void* user) {
-        of(user).events.on_h2_field(frame->hd.stream_id, view(name, namelen), view(value, valuelen));
+        impl& self = of(user);
+        self.events.on_h2_field(frame->hd.stream_id, view(name, namelen), view(value, valuelen));
+        if (self.refuse_fields) {
+            self.refuse_fields = false;
+            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; // the stream is reset, the block's rest decoded unseen
+        }
         return 0;
     }
     static int on_frame_recv(nghttp2_session*, const nghttp2_frame* frame, void* user) {
@@ -491,6 +497,10 @@ std::error_code h2_session::shut_down() {
         nghttp2_submit_goaway(impl_->session, NGHTTP2_FLAG_NONE,
                               nghttp2_session_get_last_proc_stream_id(impl_->session), NGHTTP2_NO_ERROR, nullptr, 0);
     return done != 0 ? h2_code(done) : std::error_code{};
+}
+
+void h2_session::refuse_fields() noexcept {
+    impl_->refuse_fields = true;
 }
 
 const h2_tally& h2_session::tally() const noexcept {

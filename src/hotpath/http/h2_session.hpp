@@ -138,6 +138,9 @@ public:
     // A server's pointer for a stream the peer opened, from its first on_h2_field on (the one call an owner may make
     // from inside h2_events: it only records). False for an unknown stream.
     bool set_stream_user(std::int32_t stream, void* user) noexcept;
+    // From inside on_h2_field: the rest of this header block is not wanted (an HPACK bomb, far past the header
+    // limits). Its fields are decoded without being handed over or checked, and the stream is reset.
+    void refuse_fields() noexcept;
     // The peer's SETTINGS_MAX_CONCURRENT_STREAMS (100, nghttp2's assumption, until its SETTINGS arrive).
     std::uint32_t peer_max_concurrent_streams() const noexcept;
     // Whether the peer's first SETTINGS has arrived.

@@ -41,6 +41,8 @@ constexpr std::int64_t control_burst = 1000;
 constexpr std::int64_t control_per_second = 100;
 constexpr std::int64_t control_per_stream = 4;
 constexpr std::size_t sent_bytes_per_control = 16 * 1024;
+// What nghttp2 is given at a time, between the defences' checks: a thousand small frames at most.
+constexpr std::size_t receive_slice_bytes = 16 * 1024;
 
 // Kestrel's limits (http::h2_settings), request bodies given back to flow control by hand, and nghttp2's own limit on
 // resets set above ours (so that ours acts, and counts, first).
@@ -101,10 +103,11 @@ struct h2_connection::stream final : exchange {
     bool answering = false; // its response is with nghttp2, sending until the stream closes
 
     // The request body. Buffered: after the head in state->in. Streamed: `arriving`, then the handler's `piece`.
-    std::uint64_t body_bytes = 0; // received
-    std::uint64_t body_limit = 0; // streamed: its route's own limit (0: none)
-    std::size_t counted = 0;      // buffered: given back to flow control, and counted in the connection's body_bytes_
-    std::size_t unconsumed = 0;   // not given back yet: held back (buffered), or not yet read by the handler (streamed)
+    std::uint64_t body_bytes = 0;  // received
+    std::uint64_t body_limit = 0;  // streamed: its route's own limit (0: none)
+    std::size_t refused_bytes = 0; // fields past the header limits, or trailers: decoded, not kept
+    std::size_t counted = 0;       // buffered: given back to flow control, and counted in the connection's body_bytes_
+    std::size_t unconsumed = 0; // not given back yet: held back (buffered), or not yet read by the handler (streamed)
     std::string arriving;
     std::string piece;
     rate_watch body_rate;
@@ -283,6 +286,7 @@ h2_connection::stream* h2_connection::open(std::int32_t id) {
     st->head_done = st->ended = st->queued = st->served = st->streaming_in = st->running = st->closed = false;
     st->reset_here = st->refused = st->woken = st->free = st->answering = false;
     st->body_bytes = st->body_limit = 0;
+    st->refused_bytes = 0;
     st->counted = st->unconsumed = 0;
     st->arriving.clear();
     st->piece.clear();
@@ -323,10 +327,19 @@ void h2_connection::take_field(std::int32_t id, std::string_view name, std::stri
     if (st == nullptr) {
         st = open(id);
     }
-    if (st->head_done || st->error != http::status::none) {
-        return; // trailers are not kept; a refused request's fields no longer matter
-    }
     const auto& limits = owner_.options.limits;
+    if (st->head_done || st->error != http::status::none) {
+        // Trailers are not kept; a refused request's fields no longer matter, unless they go on far past the limit:
+        // an HPACK bomb (one large field in the table, referenced thousands of times) would cost a check of every
+        // byte of every copy. The rest of the block is decoded unseen, and the stream reset.
+        st->refused_bytes += name.size() + value.size();
+        if (st->refused_bytes > 4 * limits.max_header_bytes && !st->reset_here) {
+            st->reset_here = true;
+            owner_.stats.h2_cut_fields.add();
+            session_->refuse_fields();
+        }
+        return;
+    }
     http::request_head& h = st->state->head;
     if (st->used + name.size() + value.size() > limits.max_header_bytes) {
         st->error = http::status::request_header_fields_too_large;
@@ -767,15 +780,18 @@ void h2_connection::on_data(std::string_view bytes) {
     if (gone_ || ending_) {
         return;
     }
-    const std::error_code broken = session_->receive(bytes);
-    after_session();
-    if (broken) {
-        ending_ = true; // nghttp2 queued its GOAWAY: written, then the connection closes
-        if (http::h2_flooded(broken)) {
-            owner_.stats.h2_cut_frames.add();
+    // In slices, each followed by the defences' check: a flood is cut after a slice's frames, not a whole read's.
+    for (std::size_t at = 0; at < bytes.size() && !ending_ && !gone_; at += receive_slice_bytes) {
+        const std::error_code broken = session_->receive(bytes.substr(at, receive_slice_bytes));
+        after_session();
+        if (broken) {
+            ending_ = true; // nghttp2 queued its GOAWAY: written, then the connection closes
+            if (http::h2_flooded(broken)) {
+                owner_.stats.h2_cut_frames.add();
+            }
+        } else {
+            defend();
         }
-    } else {
-        defend();
     }
     flush();
     wake_handlers();

@@ -310,7 +310,7 @@ void write_metrics(request& req, response& res) {
     std::uint64_t received = 0;
     std::uint64_t sent = 0;
     std::uint64_t tls[5] = {}; // handshakes, resumed, failures, timeouts, refused
-    std::uint64_t h2[7] = {};  // connections, streams, resets, refused, cut: resets, control, frames
+    std::uint64_t h2[8] = {};  // connections, streams, resets, refused, cut: resets, control, frames; fields
     std::uint64_t abandoned = 0;
     for (const auto& w : loops) {
         const loop_stats& s = w->stats;
@@ -343,6 +343,7 @@ void write_metrics(request& req, response& res) {
         h2[4] += s.h2_cut_resets.get();
         h2[5] += s.h2_cut_control.get();
         h2[6] += s.h2_cut_frames.get();
+        h2[7] += s.h2_cut_fields.get();
     }
     // Read at slightly different moments per counter: never below zero.
     const std::uint64_t in_flight = dispatched > finished + abandoned ? dispatched - finished - abandoned : 0;
@@ -416,12 +417,14 @@ void write_metrics(request& req, response& res) {
                "body_budget (a connection's request bodies over limits.max_body_bytes: the stream is reset with "
                "REFUSED_STREAM, which a client may retry); and connections cut off with a GOAWAY: stream_resets "
                "(streams ended before their response: rapid reset, MadeYouReset), control_frames (floods of "
-               "frames that carry no request), frame_limits (nghttp2's: CONTINUATIONs, acknowledgements unread)",
+               "frames that carry no request), frame_limits (nghttp2's: CONTINUATIONs, acknowledgements unread); "
+               "and header_fields: streams reset whose header block went on far past the header limits (HPACK bombs)",
                metrics::metric_type::counter);
     out.sample("hotpath_http2_refusals_total", {{"limit", "body_budget"}}, h2[3]);
     out.sample("hotpath_http2_refusals_total", {{"limit", "stream_resets"}}, h2[4]);
     out.sample("hotpath_http2_refusals_total", {{"limit", "control_frames"}}, h2[5]);
     out.sample("hotpath_http2_refusals_total", {{"limit", "frame_limits"}}, h2[6]);
+    out.sample("hotpath_http2_refusals_total", {{"limit", "header_fields"}}, h2[7]);
     out.single("hotpath_http_accept_pauses_total", "Accepting paused, out of descriptors or kernel memory",
                metrics::metric_type::counter, pauses);
 
