@@ -19,12 +19,7 @@ using namespace std::chrono_literals;
 using https_support::have_program;
 using https_support::shell;
 using test::test_server;
-
-unsigned to_unsigned(std::string_view s) {
-    unsigned v = 0;
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
+using test::to_unsigned;
 
 app make_app() {
     app a;

@@ -23,16 +23,11 @@ using namespace std::chrono_literals;
 using https_support::have_program;
 using https_support::shell;
 using test::test_server;
+using test::to_unsigned;
 
 // What the handlers did, read by the tests (the server runs in this process, on one loop thread).
 std::atomic<std::size_t> produced_bytes{0};
 std::atomic<std::size_t> largest_piece{0};
-
-unsigned to_unsigned(std::string_view s) {
-    unsigned v = 0;
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
 
 app make_app() {
     app a;

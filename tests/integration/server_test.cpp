@@ -35,12 +35,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::raw_client;
 using test::test_server;
-
-unsigned to_unsigned(std::string_view s) {
-    unsigned v = 0;
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
+using test::to_unsigned;
 
 app make_app() {
     app a;

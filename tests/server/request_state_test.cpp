@@ -21,12 +21,7 @@ namespace {
 using namespace std::chrono_literals;
 using test::raw_client;
 using test::test_server;
-
-unsigned to_unsigned(std::string_view s) {
-    unsigned v = 0;
-    std::from_chars(s.data(), s.data() + s.size(), v);
-    return v;
-}
+using test::to_unsigned;
 
 // A 64-bit FNV-1a of `s`, so that a large body's echo can be checked in a short response.
 std::string digest(std::string_view s) {

@@ -3,11 +3,19 @@
 
 #include <hotpath/server/server.hpp>
 
+#include <charconv>
 #include <cstdlib>
 #include <memory>
 #include <string_view>
 
 namespace hotpath::test {
+
+// A query parameter (or any digits) as a number for a test route: 0 when there are none.
+inline unsigned to_unsigned(std::string_view s) {
+    unsigned v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+}
 
 // The I/O backend the tests run on: HOTPATH_TEST_IO=uring|epoll (ctest runs the server tests once with each).
 inline io_backend test_io() {

@@ -145,11 +145,7 @@ struct h2_connection::stream final : exchange {
     result<std::string_view> take_body_piece() noexcept override {
         request_state& s = *state;
         if (!streaming_in) {
-            if (s.req.body_read_) {
-                return std::string_view{};
-            }
-            s.req.body_read_ = true;
-            return s.req.body_;
+            return s.take_whole_body();
         }
         if (s.stream.in_error != errc{}) {
             return s.stream.in_error;

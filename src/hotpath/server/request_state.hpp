@@ -109,6 +109,15 @@ struct request_state {
         }
     }
 
+    // request::read_body on a body read whole before the handler ran: the body, then the end.
+    std::string_view take_whole_body() noexcept {
+        if (req.body_read_) {
+            return {};
+        }
+        req.body_read_ = true;
+        return req.body_;
+    }
+
     // Where the router writes the matched route's path parameters (request::param reads them).
     http::route_params& params() noexcept { return req.params_; }
 };

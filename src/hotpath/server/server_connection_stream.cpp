@@ -111,11 +111,7 @@ void server_connection::resume_reader() noexcept {
 result<std::string_view> server_connection::take_body_piece() noexcept {
     request_state& s = *state_;
     if (!s.stream.in) {
-        if (s.req.body_read_) {
-            return std::string_view{};
-        }
-        s.req.body_read_ = true;
-        return s.req.body_;
+        return s.take_whole_body();
     }
     if (s.stream.in_error != errc{}) {
         return s.stream.in_error;
