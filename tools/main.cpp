@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -37,6 +38,43 @@ std::string unknown_subcommand(CLI::App& cli, int argc, char** argv) {
     return {};
 }
 
+// Options given before the subcommand they belong to ("hotpath serve --port 9000 platform"), as users of other tools
+// write them: the subcommand's name moves ahead of them, so that they are parsed as its own options. A word is
+// taken as the subcommand only when it is one's exact name.
+void hoist_subcommands(CLI::App& cli, std::vector<char*>& args) {
+    CLI::App* at = &cli;
+    for (std::size_t i = 1; i < args.size() && at->get_require_subcommand_min() != 0; ++i) {
+        const auto subs = at->get_subcommands([](CLI::App*) { return true; });
+        auto named = [&](const char* word) -> CLI::App* {
+            for (CLI::App* sub : subs) {
+                if (sub->get_name() == word) {
+                    return sub;
+                }
+            }
+            return nullptr;
+        };
+        if (args[i][0] != '-') {
+            at = named(args[i]);
+            if (at == nullptr) {
+                return; // unknown: unknown_subcommand names it
+            }
+            continue;
+        }
+        for (std::size_t j = i + 1; j < args.size(); ++j) {
+            if (CLI::App* sub = named(args[j]); sub != nullptr) {
+                std::rotate(args.begin() + static_cast<std::ptrdiff_t>(i),
+                            args.begin() + static_cast<std::ptrdiff_t>(j),
+                            args.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+                at = sub;
+                break;
+            }
+        }
+        if (args[i][0] == '-') {
+            return; // no subcommand after the options: CLI11 answers
+        }
+    }
+}
+
 } // namespace
 
 int main(int argc, char** argv) {
@@ -44,7 +82,7 @@ int main(int argc, char** argv) {
     cli.formatter(hotpath::cli::help_formatter());
     cli.require_subcommand(1);
     cli.footer("Run `hotpath COMMAND --help` for a command's options and exit codes; `hotpath --version` for the "
-               "build.\nNot supported yet: https:// URLs (TLS) and HTTP/2; hotpath speaks HTTP/1.1.");
+               "build.");
     std::vector<std::pair<CLI::App*, hotpath::cli::runner>> defined;
     for (const auto& c : hotpath::cli::commands()) {
         CLI::App* cmd = cli.add_subcommand(std::string(c.name), std::string(c.description));
@@ -77,6 +115,10 @@ int main(int argc, char** argv) {
         argv = args.data();
     }
 
+    if (argv != args.data()) {
+        argv = args.data();
+    }
+    hoist_subcommands(cli, args);
     if (const std::string unknown = unknown_subcommand(cli, argc, argv); !unknown.empty()) {
         fmt::print(stderr, "hotpath: {}\n", unknown);
         return 2;

@@ -116,7 +116,10 @@ TEST(first_hour, help_reads_as_people_write_options_on_80_columns) {
     const ran lab = run({"lab", "--help"});
     EXPECT_NE(lab.out.find("  --no-originals "), std::string::npos) << lab.out;
     const ran root = run({"--help"});
-    EXPECT_NE(root.out.find("Not supported yet: https://"), std::string::npos) << root.out;
+    EXPECT_NE(flat(root.out).find("Run `hotpath COMMAND --help` for a command's options"), std::string::npos)
+        << root.out;
+    // TLS and HTTP/2 are spoken now: the help no longer says otherwise.
+    EXPECT_EQ(root.out.find("Not supported yet"), std::string::npos) << root.out;
 }
 
 TEST(first_hour, a_misspelt_option_gets_the_nearest_one_before_or_after_the_url) {
@@ -161,6 +164,20 @@ TEST(first_hour, other_tools_habits_are_met_or_named) {
     EXPECT_NE(r.out.find(" 0 errors"), std::string::npos) << r.out;
     server.signal(SIGTERM);
     EXPECT_EQ(server.wait_exit(), 0);
+}
+
+// Options before the name of what they apply to, as other tools take them: "serve --port 0 platform".
+TEST(first_hour, serve_takes_its_options_before_the_service_name_too) {
+    child server({"serve", "--port", "0", "--threads", "1", "platform"});
+    const auto port = port_from(server.line());
+    ASSERT_NE(port, 0);
+    const ran r = run({"load", "-n", "10", "-c", "1", "http://127.0.0.1:" + std::to_string(port) + "/plaintext"});
+    EXPECT_EQ(r.code, 0) << r.out;
+    server.signal(SIGTERM);
+    EXPECT_EQ(server.wait_exit(), 0);
+    const ran bad = run({"serve", "--bogus", "platform"});
+    EXPECT_EQ(bad.code, 2) << bad.out;
+    EXPECT_NE(bad.out.find("serve platform has no option --bogus"), std::string::npos) << bad.out;
 }
 
 // On a terminal the progress is a bar redrawn in place, then cleared for the report; through a pipe no control
