@@ -115,9 +115,7 @@ int main(int argc, char** argv) {
         argv = args.data();
     }
 
-    if (argv != args.data()) {
-        argv = args.data();
-    }
+    argv = args.data();
     hoist_subcommands(cli, args);
     if (const std::string unknown = unknown_subcommand(cli, argc, argv); !unknown.empty()) {
         fmt::print(stderr, "hotpath: {}\n", unknown);

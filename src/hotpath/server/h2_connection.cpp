@@ -136,12 +136,7 @@ struct h2_connection::stream final : exchange {
         connection->drop_piece(*this);
         return !arriving.empty() || ended || closed || state->stream.in_error != errc{};
     }
-    void wait_body_piece(std::coroutine_handle<> reader) noexcept override {
-        request_state& s = *state;
-        s.stream.reader = reader;
-        s.stream.reader_since_ns = time_attribution::now_ns();
-        s.timing.begin_wait(wait_kind::client, s.stream.reader_since_ns);
-    }
+    void wait_body_piece(std::coroutine_handle<> reader) noexcept override { state->wait_reader(reader); }
     result<std::string_view> take_body_piece() noexcept override {
         request_state& s = *state;
         if (!streaming_in) {
@@ -195,10 +190,7 @@ struct h2_connection::stream final : exchange {
     }
     bool write_room() const noexcept override { return closed || body.size() - sending.sent < stream_high_water_bytes; }
     void wait_write_room(std::coroutine_handle<> writer) noexcept override {
-        request_state& s = *state;
-        s.stream.writer = writer;
-        s.stream.writer_since_ns = time_attribution::now_ns();
-        s.timing.begin_wait(wait_kind::client, s.stream.writer_since_ns);
+        state->wait_writer(writer);
         ++connection->handlers_waiting_;
     }
     // Copies `bytes` to the end of what the stream holds; the buffer grows (its views moved with it) as needed.
@@ -246,7 +238,8 @@ struct h2_connection::stream final : exchange {
 
 h2_connection::h2_connection(worker& w, server_connection& c, net::transport& t)
     : owner_(w), connection_(c), transport_(t),
-      session_(http::h2_session::make(http::h2_session::role::server, *this, server_settings)) {
+      session_(http::h2_session::make(http::h2_session::role::server, *this, server_settings)),
+      reset_budget_(reset_burst), control_budget_(control_burst) {
     owner_.stats.h2_connections.add();
 }
 
@@ -455,8 +448,7 @@ void h2_connection::on_h2_data(std::int32_t id, std::string_view bytes) {
 // to flow control at once; past it, they are held back, which shuts the stream's window; and a stream that would
 // hold back more than half the connection's window (past which no WINDOW_UPDATE would come for the oldest) is refused.
 void h2_connection::hold_window(stream& st, std::size_t bytes) {
-    const std::size_t budget = std::max<std::uint64_t>(owner_.options.limits.max_body_bytes, 1);
-    if (body_bytes_ + bytes <= budget || receiving_first(st)) {
+    if (body_bytes_ + bytes <= body_budget() || receiving_first(st)) {
         session_->consume(st.id, bytes);
         st.counted += bytes;
         body_bytes_ += bytes;
@@ -470,6 +462,10 @@ void h2_connection::hold_window(stream& st, std::size_t bytes) {
     st.refused = true; // reset once the session's call returns
     refusing_ = true;
     session_->consume(st.id, bytes);
+}
+
+std::size_t h2_connection::body_budget() const noexcept {
+    return static_cast<std::size_t>(std::max<std::uint64_t>(owner_.options.limits.max_body_bytes, 1));
 }
 
 // Whether no stream opened before `st` is still sending a buffered body.
@@ -486,7 +482,6 @@ bool h2_connection::receiving_first(const stream& st) const noexcept {
 
 // Bodies held back are given back to flow control, oldest stream first, as the budget allows.
 void h2_connection::give_back_window() {
-    const std::size_t budget = std::max<std::uint64_t>(owner_.options.limits.max_body_bytes, 1);
     while (held_back_ != 0) {
         stream* next = nullptr;
         for (const auto& p : streams_) {
@@ -495,7 +490,7 @@ void h2_connection::give_back_window() {
                 next = &o;
             }
         }
-        if (next == nullptr || (body_bytes_ + next->unconsumed > budget && !receiving_first(*next))) {
+        if (next == nullptr || (body_bytes_ + next->unconsumed > body_budget() && !receiving_first(*next))) {
             return;
         }
         session_->consume(next->id, next->unconsumed);
@@ -816,10 +811,7 @@ void h2_connection::wake_handlers() {
         if (st->state == nullptr || !st->state->stream.reader || !st->body_piece_ready()) {
             continue;
         }
-        request_state& s = *st->state;
-        const auto reader = std::exchange(s.stream.reader, {});
-        s.timing.end_wait(wait_kind::client, s.stream.reader_since_ns, time_attribution::now_ns());
-        reader.resume();
+        st->state->resume_reader();
     }
     if (handlers_waiting_ == 0 || gone_) {
         return;
@@ -835,10 +827,7 @@ void h2_connection::wake_handlers() {
             ++handlers_waiting_;
             continue;
         }
-        request_state& s = *st.state;
-        const auto writer = std::exchange(s.stream.writer, {});
-        s.timing.end_wait(wait_kind::client, s.stream.writer_since_ns, time_attribution::now_ns());
-        writer.resume();
+        st.state->resume_writer();
     }
 }
 

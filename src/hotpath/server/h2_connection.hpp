@@ -64,6 +64,7 @@ private:
     void take_body(stream& st, std::string_view bytes);
     void hold_window(stream& st, std::size_t bytes);
     bool receiving_first(const stream& st) const noexcept;
+    std::size_t body_budget() const noexcept;
     void give_back_window();
     void drop_piece(stream& st) noexcept;
     void let_go_of_body(stream& st) noexcept;
@@ -110,8 +111,8 @@ private:
     bool refusing_ = false;            // streams marked refused, to be reset
 
     // The defences against floods (see h2_connection.cpp): what the connection may still spend.
-    std::int64_t reset_budget_ = 1000;
-    std::int64_t control_budget_ = 1000;
+    std::int64_t reset_budget_;
+    std::int64_t control_budget_;
     std::uint64_t control_seen_ = 0; // control frames already charged
     std::size_t sent_credit_ = 0;    // bytes sent not yet turned into control budget
     net::clock::time_point header_block_since_{};

@@ -19,6 +19,7 @@
 #include <exception>
 #include <memory>
 #include <string>
+#include <utility>
 
 namespace hotpath {
 
@@ -116,6 +117,30 @@ struct request_state {
         }
         req.body_read_ = true;
         return req.body_;
+    }
+
+    // A handler awaiting its streamed body's next piece (the reader) or room to write (the writer), whatever carries
+    // it: the wait is timed as the client's. resume_* ends the wait and resumes the handler, last in its caller (the
+    // handler may finish, and this state be given back, from there).
+    void wait_reader(std::coroutine_handle<> reader) noexcept {
+        stream.reader = reader;
+        stream.reader_since_ns = time_attribution::now_ns();
+        timing.begin_wait(wait_kind::client, stream.reader_since_ns);
+    }
+    void wait_writer(std::coroutine_handle<> writer) noexcept {
+        stream.writer = writer;
+        stream.writer_since_ns = time_attribution::now_ns();
+        timing.begin_wait(wait_kind::client, stream.writer_since_ns);
+    }
+    void resume_reader() noexcept {
+        const auto reader = std::exchange(stream.reader, {});
+        timing.end_wait(wait_kind::client, stream.reader_since_ns, time_attribution::now_ns());
+        reader.resume();
+    }
+    void resume_writer() noexcept {
+        const auto writer = std::exchange(stream.writer, {});
+        timing.end_wait(wait_kind::client, stream.writer_since_ns, time_attribution::now_ns());
+        writer.resume();
     }
 
     // Where the router writes the matched route's path parameters (request::param reads them).

@@ -90,10 +90,7 @@ bool server_connection::body_piece_ready() noexcept {
 }
 
 void server_connection::wait_body_piece(std::coroutine_handle<> reader) noexcept {
-    request_state& s = *state_;
-    s.stream.reader = reader;
-    s.stream.reader_since_ns = time_attribution::now_ns();
-    s.timing.begin_wait(wait_kind::client, s.stream.reader_since_ns);
+    state_->wait_reader(reader);
 }
 
 // Resumes a handler awaiting a piece once it has its answer. Last in its caller: the handler may finish and the
@@ -103,9 +100,7 @@ void server_connection::resume_reader() noexcept {
     if (!s.stream.reader || !body_piece_ready()) {
         return;
     }
-    const auto reader = std::exchange(s.stream.reader, {});
-    s.timing.end_wait(wait_kind::client, s.stream.reader_since_ns, time_attribution::now_ns());
-    reader.resume();
+    s.resume_reader();
 }
 
 result<std::string_view> server_connection::take_body_piece() noexcept {
@@ -179,10 +174,7 @@ bool server_connection::write_room() const noexcept {
 }
 
 void server_connection::wait_write_room(std::coroutine_handle<> writer) noexcept {
-    request_state& s = *state_;
-    s.stream.writer = writer;
-    s.stream.writer_since_ns = time_attribution::now_ns();
-    s.timing.begin_wait(wait_kind::client, s.stream.writer_since_ns);
+    state_->wait_writer(writer);
 }
 
 // Resumes a handler awaiting room to write once the client has taken enough. True when it did (the handler may
@@ -192,9 +184,7 @@ bool server_connection::resume_writer() noexcept {
     if (!s.stream.writer || s.out.size() >= out_high_water_bytes) {
         return false;
     }
-    const auto writer = std::exchange(s.stream.writer, {});
-    s.timing.end_wait(wait_kind::client, s.stream.writer_since_ns, time_attribution::now_ns());
-    writer.resume();
+    s.resume_writer();
     return true;
 }
 
