@@ -129,6 +129,52 @@ TEST(otel_metrics_test, an_awaited_wait_is_healthy_and_a_blocking_one_is_not) {
     EXPECT_EQ(sync.front().what, finding::kind::thread_pool_starvation) << lines(sync);
 }
 
+// A run in CI under other tests' load: the pool held 3 threads through the window (it grows a thread in seconds on
+// a busy machine) and its queue read empty (Kestrel hands reads to the pool through a queue or two of its own), but
+// the requests inside ASP.NET Core's measure were as many as its threads while the CPU idled: starvation. Awaited
+// handlers have many more inside than threads; the same wait then is queueing, and its line gives the pool's figures.
+TEST(otel_metrics_test, a_pool_whose_every_thread_holds_a_request_at_an_idle_cpu_is_starved) {
+    otel_figures f;
+    f.seconds = 7;
+    f.server_metrics = true;
+    f.runtime = "dotnet";
+    f.cpu_seconds = 0.67;
+    f.routes.push_back({"GET", "/profile/sync/{id:long}", 61, 61 * 0.3, 0, 0.3, 0.3}); // 3.05 inside over 6 s
+    f.threads_first = 3;
+    f.threads_last = 3;
+    f.queue_readings = 4;
+    f.queue_held = 0;
+    f.queue_mean = 0;
+    f.queue_max = 0;
+    const load_window load{61, 6, 32, 3790, 7220, 32};
+    const auto starved = diagnose_otel(f, load, "GET /profile/sync/42");
+    ASSERT_FALSE(starved.empty());
+    EXPECT_EQ(starved.front().what, finding::kind::thread_pool_starvation) << lines(starved);
+    EXPECT_NE(starved.front().text.find("held 3 threads, as many as the 3.1 requests inside"), std::string::npos)
+        << lines(starved);
+
+    f.threads_first = f.threads_last = 8; // 8 threads for 3 requests inside: not what holds them
+    const auto waiting = diagnose_otel(f, load, "GET /profile/sync/42");
+    EXPECT_FALSE(has(waiting, finding::kind::thread_pool_starvation)) << lines(waiting);
+    ASSERT_TRUE(has(waiting, finding::kind::queueing)) << lines(waiting);
+    EXPECT_NE(lines(waiting).find("the .NET pool held 8 threads (8 before) for 3.1 requests inside on average, its "
+                                  "queue a work item or more in 0 of 4 readings, at 0.10 of a core"),
+              std::string::npos)
+        << lines(waiting);
+
+    f.threads_first = f.threads_last = 3;
+    f.routes.front().requests = 600; // awaited: 30 inside for 3 threads (a far service's round trips, say)
+    f.routes.front().seconds = 600 * 0.3;
+    const auto awaited = diagnose_otel(f, load, "GET /profile/sync/42");
+    EXPECT_FALSE(has(awaited, finding::kind::thread_pool_starvation)) << lines(awaited);
+
+    f.routes.front().requests = 61;
+    f.routes.front().seconds = 61 * 0.3;
+    f.cpu_seconds = 7 * 1.5; // busy: the wait is for the CPU, not for a thread
+    const auto busy = diagnose_otel(f, load, "GET /profile/sync/42");
+    EXPECT_FALSE(has(busy, finding::kind::thread_pool_starvation)) << lines(busy);
+}
+
 TEST(otel_metrics_test, a_service_without_the_http_server_histogram_gets_one_line_of_what_to_expose) {
     const metrics::scrape empty;
     const otel_figures f = summarize_otel(empty, {}, empty, 5);

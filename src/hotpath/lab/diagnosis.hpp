@@ -78,6 +78,7 @@ struct diagnosis_limits {
     double dotnet_queue_mean = 1;
     double dotnet_queue_held = 0.5; // ... in at least half the readings: a burst queues for a moment on any pool
     double starved_cpu_percent = 50;
+    double pool_full_share = 0.75;     // .NET: a pool as full as requests in its measure on average, per thread
     double sequential_in_flight = 1.5; // the most outbound calls in flight per inbound request in flight: one at a time
     // All of a request's calls at once floods the downstream when they are many (the fan-out write-up's 100); a few
     // started together (a token and a profile, 8 prices) is the fix for calls one after another, not a flood.

@@ -441,9 +441,18 @@ std::vector<finding> diagnose_otel(const otel_figures& f, const load_window& loa
     const bool waits_outside = load.mean_ms > 0 && server_mean_ms > 0 && load.mean_ms >= 2 * server_mean_ms &&
                                load.mean_ms - server_mean_ms >= limits.queue_mean_ms;
     const bool pool_grew = f.threads_first && f.threads_last && *f.threads_last > *f.threads_first;
+    // A pool that cannot grow fast enough (a thread in seconds on a busy machine) may hold its size through the
+    // window, and Kestrel hands its reads to the pool through a queue or two of its own, so the pool's queue may
+    // read empty however many requests wait. Then the sign is that the requests inside the service's measure (their
+    // time added up over the window: Little's law) were as many as the pool's threads, no more: each held one.
+    // Awaited handlers are not bounded so: many more are inside than threads.
+    const double window_s = load.seconds > 0 ? load.seconds : f.seconds;
+    const double inside = window_s > 0 ? server_seconds / window_s : 0;
+    const bool pool_full = f.threads_last && *f.threads_last > 0 &&
+                           inside >= limits.pool_full_share * *f.threads_last && inside <= *f.threads_last + 1;
     const bool idle = cores_used >= 0 && cores_used < limits.starved_cpu_percent / 100.0;
     bool starved = false;
-    if (f.runtime == "dotnet" && idle && (queue_stays || (waits_outside && pool_grew))) {
+    if (f.runtime == "dotnet" && idle && (queue_stays || (waits_outside && (pool_grew || pool_full)))) {
         starved = true;
         add(causes, finding::kind::thread_pool_starvation, true, busiest,
             fmt::format(
@@ -458,7 +467,12 @@ std::vector<finding> diagnose_otel(const otel_figures& f, const load_window& loa
                 pool_grew
                     ? fmt::format("grew from {:.0f} to {:.0f} threads ({:+.1f} a second)", *f.threads_first,
                                   *f.threads_last, (*f.threads_last - *f.threads_first) / std::max(f.seconds, 1.0))
-                    : fmt::format("held {:.0f} threads", f.threads_last.value_or(0)),
+                    : fmt::format(
+                          "held {:.0f} threads{}", f.threads_last.value_or(0),
+                          pool_full
+                              ? fmt::format(", as many as the {:.1f} requests inside ASP.NET Core's measure on average",
+                                            inside)
+                              : std::string()),
                 cores_used,
                 waits_outside ? fmt::format(", and {} % of a request's time passed before ASP.NET Core's "
                                             "measure began (its mean {} against the load's {})",
@@ -567,9 +581,16 @@ std::vector<finding> diagnose_otel(const otel_figures& f, const load_window& loa
             add(symptoms, finding::kind::queueing, true, busiest,
                 fmt::format("{} % of {}'s time is spent before the service's own measure starts (its mean {} against "
                             "the load's {}): requests wait to be read (the server is saturated, or its loop or pool "
-                            "is held)",
+                            "is held){}",
                             percent((load.mean_ms - server_ms) / load.mean_ms), where, seconds_text(server_ms / 1000),
-                            seconds_text(load.mean_ms / 1000)));
+                            seconds_text(load.mean_ms / 1000),
+                            f.runtime == "dotnet" && f.threads_last
+                                ? fmt::format("; the .NET pool held {:.0f} threads ({:.0f} before) for {:.1f} requests "
+                                              "inside on average, its queue a work item or more in {} of {} "
+                                              "readings, at {:.2f} of a core",
+                                              *f.threads_last, f.threads_first.value_or(0), inside, f.queue_held,
+                                              f.queue_readings, std::max(cores_used, 0.0))
+                                : std::string()));
         }
     }
 
