@@ -1,14 +1,19 @@
 // An HTTP/2 server with prior knowledge (h2c) on 127.0.0.1:PORT (argv[2]) that misbehaves on purpose, for
-// h2_load_test: /ok answers, /reset and /refuse reset every stream, /goaway ends each connection with a GOAWAY after
-// 50 requests, /echo answers with the request's body (its length in x-received-bytes), /half never answers every
-// second request of a connection.
+// h2_load_test and h2_client_test: /ok answers, /reset and /refuse reset every stream, /goaway ends each connection
+// with a GOAWAY after 50 requests, /echo answers with the request's body (its length in x-received-bytes), /half
+// never answers every second request of a connection, /slow answers after 100 ms with the most streams it ever had
+// open at once (x-most-open). argv[3]: the streams a connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS).
 'use strict';
 
 const http2 = require('node:http2');
 
 const port = Number(process.argv[2]);
-// Node's default of 100 concurrent streams per connection is more than the tests ask for (--streams 10).
-const server = http2.createServer({settings: {maxConcurrentStreams: 100}});
+// Node's default of 100 concurrent streams per connection is more than the load tests ask for (--streams 10).
+const server = http2.createServer({settings: {maxConcurrentStreams: Number(process.argv[3] || 100)}});
+
+// /slow's streams open now, and the most ever open at once, over every connection.
+let open = 0;
+let mostOpen = 0;
 
 // Per connection: how many /goaway requests it answered, the stream id of the 50th (the last its GOAWAY will say
 // was processed), and whether it has sent that GOAWAY.
@@ -81,6 +86,16 @@ server.on('stream', (stream, headers) => {
         }
         stream.respond({':status': 200, 'content-type': 'text/plain'});
         stream.end('ok');
+        return;
+    }
+    if (path === '/slow') {
+        open += 1;
+        mostOpen = Math.max(mostOpen, open);
+        setTimeout(() => {
+            open -= 1;
+            stream.respond({':status': 200, 'content-type': 'text/plain', 'x-most-open': String(mostOpen)});
+            stream.end('slow');
+        }, 100);
         return;
     }
     if (path === '/ok') {

@@ -1,5 +1,6 @@
-// A client call: pick the loop's pool for the host, get a connection (idle, new, or after waiting), exchange,
-// retry an idempotent request once on a stale pooled connection, give the connection back.
+// A client call: pick the loop's pool for the host, get a connection (idle, new, or after waiting) or over HTTP/2 a
+// stream on a shared one, exchange, retry an idempotent request once on a stale pooled connection (any request the
+// server did not process over HTTP/2), give the connection back.
 #include <hotpath/client/client.hpp>
 
 #include <hotpath/client/client_connection.hpp>
@@ -139,14 +140,21 @@ task<result<client_response>> client::send(client_request request, call_options 
     };
 
     for (int attempt = 0;; ++attempt) {
-        // 1. A connection: an idle one, a new one, or the next one freed when the host is at its limit.
+        // 1. A connection: an idle one (HTTP/1.1) or a stream on one with room (HTTP/2), a new one, or the next one
+        // freed when the host is at its limit.
         client_connection* conn = nullptr;
         bool reused = false;
         while (conn == nullptr) {
             if (c.stopped) {
                 co_return fail(c.stopped);
             }
-            if ((conn = pool.take_idle(net::clock::now())) != nullptr) {
+            const auto now = net::clock::now();
+            if (pool.protocol() == host_pool::speaks::http2) {
+                if ((conn = pool.take_stream(now)) != nullptr) {
+                    reused = true;
+                    break;
+                }
+            } else if ((conn = pool.take_idle(now)) != nullptr) {
                 if (!usable(conn)) {
                     conn = nullptr;
                     continue;
@@ -154,7 +162,9 @@ task<result<client_response>> client::send(client_request request, call_options 
                 reused = true;
                 break;
             }
-            if (pool.can_open()) {
+            // While a connection agrees on the protocol, or an HTTP/2 one opens, the others wait for it.
+            const bool wait_for_it = pool.protocol() != host_pool::speaks::http1 && pool.opening();
+            if (!wait_for_it && pool.can_open()) {
                 conn = pool.open();
                 // The connect step ends at the connect timeout or the call's deadline, whichever is first.
                 const auto connect_by = net::clock::now() + o.connect_timeout;
@@ -170,7 +180,7 @@ task<result<client_response>> client::send(client_request request, call_options 
                     co_return fail(c.error);
                 }
                 pools.track(c, deadline, make_error_code(errc::timeout));
-                break;
+                break; // over HTTP/2 the pool reserved a stream on it for this call
             }
             counters.waited_for_connection.add();
             c.current = call_state::step::queued;
@@ -180,8 +190,8 @@ task<result<client_response>> client::send(client_request request, call_options 
                 co_return fail(c.error);
             }
             if ((conn = std::exchange(c.conn, nullptr)) != nullptr) {
-                if (usable(conn)) {
-                    reused = true; // handed over by the call that released it
+                if (conn->h2_on() || usable(conn)) {
+                    reused = true; // handed over by the call that released it, or a stream reserved on it
                 } else {
                     conn = nullptr;
                 }
@@ -193,26 +203,41 @@ task<result<client_response>> client::send(client_request request, call_options 
 
         // 2. The exchange.
         client_response response;
+        const bool h2 = conn->h2_on();
         c.conn = conn;
         c.got_response_bytes = false;
+        c.unprocessed = false;
         c.current = call_state::step::exchange;
-        conn->begin(c, parts, response);
-        co_await c.suspend();
+        if (const std::error_code refused = conn->begin(c, parts, response)) {
+            c.current = call_state::step::none;
+            c.error = refused;
+        } else {
+            co_await c.suspend();
+        }
         c.conn = nullptr;
         if (!c.error) {
-            pool.release(*conn, net::clock::now());
+            if (!h2) {
+                pool.release(*conn, net::clock::now()); // an HTTP/2 stream frees itself as it closes
+            }
             meter.responded(response.status());
             co_return response;
         }
-        // A pooled connection that failed before any byte of the response: most likely the peer closed it as
-        // the request went out, but the request may have reached it. Sent again once, on a fresh connection,
-        // only if repeating it is harmless (RFC 9110 §9.2.2; Go's transport decides the same way).
-        if (attempt == 0 && reused && !c.got_response_bytes && !c.stopped && retryable(c.error)) {
-            if (replayable) {
+        if (attempt == 0 && !c.stopped) {
+            // HTTP/2: the server said it did not process the request (RFC 9113 §8.7): sent again, whatever it is.
+            if (c.unprocessed) {
                 counters.retries.add();
                 continue;
             }
-            counters.not_retried.add();
+            // A pooled connection that failed before any byte of the response: most likely the peer closed it as
+            // the request went out, but the request may have reached it. Sent again once, on a fresh connection,
+            // only if repeating it is harmless (RFC 9110 §9.2.2; Go's transport decides the same way).
+            if (reused && !c.got_response_bytes && retryable(c.error)) {
+                if (replayable) {
+                    counters.retries.add();
+                    continue;
+                }
+                counters.not_retried.add();
+            }
         }
         co_return fail(c.error);
     }

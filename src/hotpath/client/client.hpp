@@ -1,4 +1,5 @@
-// The HTTP/1.1 client: async, on the caller's own event loop, with a keep-alive pool per host per loop.
+// The HTTP client (HTTP/1.1, and HTTP/2 by ALPN or h2c): async, on the caller's own event loop, with a pool of
+// connections per host per loop.
 #pragma once
 
 #include <hotpath/client/response.hpp>
@@ -25,8 +26,21 @@ namespace metrics {
 class source;
 }
 
+// The HTTP version a client speaks (.NET's HttpRequestMessage.Version with its VersionPolicy).
+enum class client_protocol : std::uint8_t {
+    http1, // HTTP/1.1 only: a request at a time per connection, many connections
+    // HTTP/2 only: every call to a host on one connection's streams (more connections only when its streams are all
+    // taken). https:// asks for h2 by ALPN and fails a server that does not agree (net::tls_errc::no_common_protocol);
+    // http:// speaks h2c with prior knowledge (RFC 9113 §3.3), as gRPC does.
+    http2,
+    // https:// offers h2 and http/1.1 by ALPN and speaks what the server picks (RequestVersionOrLower); http://
+    // speaks HTTP/1.1.
+    prefer_http2,
+};
+
 // Defaults follow .NET's SocketsHttpHandler and HttpClient where they have one.
 struct client_options {
+    client_protocol protocol = client_protocol::http1;
     // Connections per (host, port) per event loop, open or opening; calls beyond wait for one (FIFO).
     std::size_t max_connections_per_host = 1024;
     std::chrono::nanoseconds connect_timeout = std::chrono::seconds{15};  // ConnectTimeout: infinite in .NET
@@ -109,6 +123,8 @@ struct client_stats {
 // writing one on a reused connection, the client looks at the socket (one recv with MSG_PEEK); a connection
 // the peer has closed, or spoken on out of turn, is dropped (stats().closed_by_peer) and another one taken, so
 // the request is written once. Idempotent requests skip that look: their retry covers the case.
+// Over HTTP/2 a request the server provably did not process (its stream refused with REFUSED_STREAM, or above the
+// last stream of its GOAWAY) is sent again once, whatever its method (RFC 9113 §8.7).
 //
 // The client must outlive its calls; idle pooled connections are closed within a second of its end.
 class client {

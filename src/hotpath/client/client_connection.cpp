@@ -1,8 +1,10 @@
-// A pooled client connection: resolve, connect, then one request and one response at a time.
+// A pooled client connection: resolve, connect (agree on the protocol by ALPN), then HTTP/1.1's one request and one
+// response at a time; HTTP/2's streams are in client_connection_h2.cpp.
 #include <hotpath/client/client_connection.hpp>
 
 #include <hotpath/client/pool.hpp>
 #include <hotpath/core/error.hpp>
+#include <hotpath/net/tls.hpp>
 #include <hotpath/net/transport.hpp>
 
 #include <algorithm>
@@ -75,12 +77,45 @@ void client_connection::on_connected(int fd, std::error_code ec) {
     counters.connections_opened.add();
     transport_ = pool_.transports().make(loop_, fd, *this);
     created_ = net::clock::now();
-    phase_ = phase::leased;
     transport_->start_reading();
-    std::exchange(call_, nullptr)->finish({});
+    const client_protocol asked = pool_.owner().options.protocol;
+    if (pool_.tls() && asked != client_protocol::http1) {
+        handshaking_ = true; // the step ends once TLS has agreed on the protocol
+        return;
+    }
+    connected(!pool_.tls() && asked == client_protocol::http2);
 }
 
-void client_connection::begin(call_state& c, const request_parts& parts, client_response& out) {
+void client_connection::on_transport_ready() {
+    if (!std::exchange(handshaking_, false) || closing_) {
+        return;
+    }
+    const bool h2 = static_cast<const net::tls_transport&>(*transport_).alpn() == "h2";
+    if (!h2 && pool_.owner().options.protocol == client_protocol::http2) {
+        pool_.metrics().connect_failures.add(); // a server that ignores ALPN would speak HTTP/1.1
+        fail(make_error_code(net::tls_errc::no_common_protocol));
+        return;
+    }
+    connected(h2);
+}
+
+void client_connection::connected(bool h2) {
+    phase_ = phase::leased;
+    if (h2) {
+        h2_start();
+        if (closing_) {
+            return; // no session could be made: the call has failed
+        }
+    }
+    call_state* c = std::exchange(call_, nullptr);
+    pool_.connected(*this, *c);
+    c->finish({});
+}
+
+std::error_code client_connection::begin(call_state& c, const request_parts& parts, client_response& out) {
+    if (h2_ != nullptr) {
+        return h2_begin(c, parts, out);
+    }
     call_ = &c;
     out_ = &out;
     reader_->expect(parts.method == "HEAD");
@@ -104,6 +139,7 @@ void client_connection::begin(call_state& c, const request_parts& parts, client_
     phase_ = phase::head;
     writing_ = true;
     transport_->write(out_bytes_);
+    return {};
 }
 
 void client_connection::make_idle(net::clock::time_point now) noexcept {
@@ -115,7 +151,11 @@ bool client_connection::stale() noexcept {
     return closing_ || !transport_ || transport_->peek() != net::peeked::nothing;
 }
 
-void client_connection::abandon() noexcept {
+void client_connection::abandon(call_state& c) noexcept {
+    if (h2_ != nullptr && phase_ != phase::connecting) {
+        h2_abandon(c);
+        return;
+    }
     call_ = nullptr;
     out_ = nullptr;
     close();
@@ -136,6 +176,15 @@ void client_connection::close() noexcept {
 }
 
 void client_connection::on_transport_written(std::error_code error) {
+    if (h2_ != nullptr) {
+        h2_->writing = false;
+        if (error) {
+            h2_fail_all(map_error(error));
+            return;
+        }
+        h2_flush();
+        return;
+    }
     writing_ = false;
     if (error && call_ != nullptr && !closing_) {
         fail(map_error(error));
@@ -144,6 +193,10 @@ void client_connection::on_transport_written(std::error_code error) {
 
 void client_connection::on_transport_data(std::string_view bytes) {
     if (closing_) {
+        return;
+    }
+    if (h2_ != nullptr) {
+        h2_receive(bytes);
         return;
     }
     if (call_ == nullptr) {
@@ -241,6 +294,19 @@ void client_connection::fail(std::error_code e) {
 
 void client_connection::on_transport_end(std::error_code error) {
     if (closing_) {
+        return;
+    }
+    if (phase_ == phase::connecting) {
+        // The TLS handshake failed (or the peer closed during it): a failed connect.
+        pool_.metrics().connect_failures.add();
+        fail(error ? map_error(error) : make_error_code(errc::closed));
+        return;
+    }
+    if (h2_ != nullptr) {
+        if (h2_->in_use == 0 && !error) {
+            pool_.metrics().closed_by_peer.add();
+        }
+        h2_fail_all(error ? map_error(error) : make_error_code(errc::closed));
         return;
     }
     if (call_ == nullptr) {

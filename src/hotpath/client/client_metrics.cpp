@@ -47,7 +47,14 @@ result<std::shared_ptr<net::tls_context>> tls_context_of(shared_state& s) {
     const std::lock_guard lock(s.mutex);
     if (!s.tls_made) {
         s.tls_made = true;
-        if (auto made = net::tls_context::client(s.options.tls)) {
+        // The protocols offered by ALPN follow the client's: h2 alone, h2 then http/1.1, or the options' own.
+        net::tls_client_options tls = s.options.tls;
+        if (s.options.protocol == client_protocol::http2) {
+            tls.alpn = {"h2"};
+        } else if (s.options.protocol == client_protocol::prefer_http2) {
+            tls.alpn = {"h2", "http/1.1"};
+        }
+        if (auto made = net::tls_context::client(tls)) {
             s.tls = std::move(*made);
         } else {
             s.tls_error = made.error().code;

@@ -27,13 +27,17 @@ call_state::~call_state() {
         pool->unqueue(*this);
     }
     if (conn != nullptr && (current == step::connecting || current == step::exchange)) {
-        std::exchange(conn, nullptr)->abandon();
+        std::exchange(conn, nullptr)->abandon(*this);
     }
 }
 
 void call_state::finish(std::error_code e) noexcept {
     current = step::none;
     error = e;
+    if (!handle) {
+        ended_early = true; // the call sees it at its co_await
+        return;
+    }
     std::exchange(handle, {}).resume();
 }
 
@@ -132,7 +136,7 @@ void loop_pools::stop(call_state& c, std::error_code why) noexcept {
     case call_state::step::connecting:
     case call_state::step::exchange:
         if (c.conn != nullptr) {
-            std::exchange(c.conn, nullptr)->abandon();
+            std::exchange(c.conn, nullptr)->abandon(c);
         }
         break;
     }
@@ -209,9 +213,13 @@ host_pool::host_pool(loop_pools& owner, std::string host, std::uint16_t port, st
                      std::shared_ptr<net::tls_context> tls)
     : owner_(owner), metrics_(add_downstream(*owner.shared, owner.metrics, downstream_name(host, port))),
       host_(std::move(host)), port_(port), host_field_(std::move(host_field)) {
+    const client_protocol asked = owner.options.protocol;
     if (tls != nullptr) {
         const std::string& name = owner.options.tls.server_name.empty() ? host_ : owner.options.tls.server_name;
         tls_ = std::make_unique<net::tls_transports>(std::move(tls), *owner.transports, name);
+        protocol_ = asked == client_protocol::http1 ? speaks::http1 : speaks::unknown;
+    } else {
+        protocol_ = asked == client_protocol::http2 ? speaks::http2 : speaks::http1;
     }
 }
 
@@ -237,7 +245,10 @@ call_metrics& host_pool::add_route(std::size_t id) {
 
 void host_pool::publish() noexcept {
     metrics_.open.set(total_);
-    metrics_.idle.set(idle_.size());
+    metrics_.idle.set(idle_.size() + static_cast<std::size_t>(
+                                         std::count_if(shared_.begin(), shared_.end(), [](const client_connection* c) {
+                                             return c->streams() == 0 && !c->closing();
+                                         })));
     metrics_.waiters.set(queue_length_);
 }
 
@@ -262,7 +273,85 @@ client_connection* host_pool::take_idle(net::clock::time_point now) {
     return nullptr;
 }
 
+bool host_pool::room_on(const client_connection& c) noexcept {
+    if (const std::uint32_t allowed = c.peer_streams(); allowed != 0) {
+        peer_streams_ = allowed;
+    }
+    return c.has_room(peer_streams_);
+}
+
+client_connection* host_pool::take_stream(net::clock::time_point now) {
+    for (client_connection* c : shared_) {
+        if (room_on(*c) && !expired(*c, now)) {
+            c->reserve_stream();
+            publish();
+            return c;
+        }
+    }
+    return nullptr;
+}
+
+void host_pool::connected(client_connection& c, call_state& opener) {
+    --opening_;
+    const speaks before = protocol_;
+    protocol_ = c.h2_on() ? speaks::http2 : speaks::http1;
+    if (c.h2_on()) {
+        shared_.push_back(&c);
+        c.reserve_stream(); // the opener's
+        opener.conn = &c;
+        offer(c);
+    } else if (before == speaks::unknown) {
+        // The calls that waited to learn the protocol each take a connection of their own now.
+        while (call_state* w = queue_head_) {
+            unqueue(*w);
+            w->conn = nullptr;
+            w->finish({});
+        }
+    }
+    publish();
+}
+
+void host_pool::offer(client_connection& c) {
+    while (queue_head_ != nullptr && room_on(c)) {
+        call_state* w = queue_head_;
+        unqueue(*w);
+        c.reserve_stream();
+        w->conn = &c;
+        w->finish({}); // it begins its stream now
+    }
+    if (call_state* w = queue_head_; w != nullptr && protocol_ == speaks::http2 && opening_ == 0 && can_open()) {
+        unqueue(*w);
+        w->conn = nullptr; // finds no room, and opens a connection
+        w->finish({});
+    }
+}
+
+bool host_pool::retiring(const client_connection& c, net::clock::time_point now) const noexcept {
+    return !c.has_room(peer_streams_) || expired(c, now) || owner_.shared->closed.load(std::memory_order_relaxed);
+}
+
+void host_pool::on_room(client_connection& c, net::clock::time_point now) {
+    if (c.closing()) {
+        return;
+    }
+    if (!expired(c, now)) {
+        offer(c);
+    }
+    if (c.streams() == 0 && !c.closing()) {
+        if (retiring(c, now)) {
+            if (expired(c, now)) {
+                metrics_.closed_lifetime.add();
+            }
+            c.close();
+        } else {
+            c.make_idle(now);
+        }
+    }
+    publish();
+}
+
 client_connection* host_pool::open() {
+    ++opening_;
     ++total_;
     all_.push_back(std::make_unique<client_connection>(*this, owner_.loop));
     publish();
@@ -304,6 +393,18 @@ void host_pool::on_tick(net::clock::time_point now, bool client_gone) {
         }
         ++i;
     }
+    for (client_connection* c : shared_) {
+        if (c->streams() != 0 || c->closing()) {
+            continue;
+        }
+        const bool too_old = expired(*c, now);
+        if (client_gone || retiring(*c, now) || now - c->idle_since() >= idle_timeout) {
+            if (too_old || now - c->idle_since() >= idle_timeout) {
+                (too_old ? metrics_.closed_lifetime : metrics_.closed_idle).add(client_gone ? 0 : 1);
+            }
+            c->close();
+        }
+    }
     publish();
 }
 
@@ -342,6 +443,10 @@ void host_pool::on_idle_end(client_connection& c) noexcept {
 
 void host_pool::on_gone(client_connection& c) noexcept {
     remove_idle(c);
+    std::erase(shared_, &c);
+    if (c.connecting()) {
+        --opening_;
+    }
     --total_;
     publish();
     const auto it = std::find_if(all_.begin(), all_.end(), [&c](const auto& p) { return p.get() == &c; });

@@ -14,6 +14,7 @@
 #include <memory>
 #include <string>
 #include <system_error>
+#include <utility>
 #include <vector>
 
 namespace hotpath::client_detail {
@@ -33,11 +34,12 @@ struct call_state {
     call_state(const call_state&) = delete;
     call_state& operator=(const call_state&) = delete;
 
-    // co_await c.suspend() after starting a step; the step's end sets `error` and resumes.
+    // co_await c.suspend() after starting a step; the step's end sets `error` and resumes. A step that ended
+    // before the call suspended (HTTP/2: its connection failed as the request was being queued) does not suspend.
     auto suspend() noexcept {
         struct awaiter {
             call_state& c;
-            bool await_ready() const noexcept { return false; }
+            bool await_ready() const noexcept { return std::exchange(c.ended_early, false); }
             void await_suspend(std::coroutine_handle<> h) noexcept { c.handle = h; }
             void await_resume() const noexcept {}
         };
@@ -55,6 +57,10 @@ struct call_state {
     std::error_code error;   // the last step's outcome
     std::error_code stopped; // the deadline or cancellation that ended the call early, once set
     bool got_response_bytes = false;
+    bool ended_early = false; // finish() came before the call suspended
+    // HTTP/2: the server provably did not process the request (its stream refused, or above its GOAWAY's last).
+    bool unprocessed = false;
+    void* stream = nullptr; // HTTP/2: the connection's record of the call's stream
 
     // In loop_pools' deadline list (sorted by deadline).
     call_state* deadline_prev = nullptr;
@@ -125,9 +131,15 @@ private:
 };
 
 // The connections to one (host, port) on one loop: idle ones (most recently used first), a count of all open
-// or opening, and the FIFO of calls waiting because the count reached max_connections_per_host.
+// or opening, and the FIFO of calls waiting because the count reached max_connections_per_host. Over HTTP/2 its
+// connections are shared: a call takes a stream on one with room, and waits (in the same FIFO) while they are all
+// full and another is opening or none may open.
 class host_pool {
 public:
+    // What its connections speak: known from the options (http://), or agreed by ALPN on the last connection made
+    // (https:// with HTTP/2 asked for: unknown until the first handshake, and the calls meanwhile wait for it).
+    enum class speaks : std::uint8_t { unknown, http1, http2 };
+
     host_pool(loop_pools& owner, std::string host, std::uint16_t port, std::string host_field,
               std::shared_ptr<net::tls_context> tls);
     ~host_pool();
@@ -151,8 +163,20 @@ public:
         return add_route(id);
     }
 
+    speaks protocol() const noexcept { return protocol_; }
+    // Connections connecting (or in their handshake).
+    bool opening() const noexcept { return opening_ != 0; }
     // The most recently used idle connection that may still be used, or nullptr.
     client_connection* take_idle(net::clock::time_point now);
+    // HTTP/2: a connection with room for another stream, that stream reserved for the caller; or nullptr.
+    client_connection* take_stream(net::clock::time_point now);
+    // From a connection whose connect step succeeded (before it ends its call's step): the pool learns what it
+    // speaks. An HTTP/2 connection reserves a stream for the call that opened it and offers the rest to the waiting
+    // calls; the first HTTP/1.1 one of a pool that did not know sends the waiting calls to open their own.
+    void connected(client_connection& c, call_state& opener);
+    // From an HTTP/2 connection whose streams closed: the oldest waiting calls get its room; with no stream left it
+    // idles, or closes when it may carry no more (GOAWAY, lifetime, the client gone).
+    void on_room(client_connection& c, net::clock::time_point now);
     bool can_open() const noexcept { return total_ < owner_.options.max_connections_per_host; }
     // No connection open or opening.
     bool empty() const noexcept { return total_ == 0; }
@@ -185,7 +209,19 @@ private:
     std::uint16_t port_;
     std::string host_field_;
     std::unique_ptr<net::tls_transports> tls_;
+    // Hands streams of `c` to the oldest waiting calls while it has room; if calls still wait and another
+    // connection may open, the oldest of them goes to open it.
+    void offer(client_connection& c);
+    // Whether `c` may take another stream, assuming until its SETTINGS arrive what the host allowed before.
+    bool room_on(const client_connection& c) noexcept;
+    // Whether an HTTP/2 connection with no stream open is to close now.
+    bool retiring(const client_connection& c, net::clock::time_point now) const noexcept;
+
+    speaks protocol_ = speaks::http1;
+    std::size_t opening_ = 0;
+    std::uint32_t peer_streams_ = 0;       // HTTP/2: the streams at once the host's SETTINGS allowed last (0: unknown)
     std::vector<client_connection*> idle_; // back = most recently released
+    std::vector<client_connection*> shared_; // HTTP/2 connections made, in the order they were
     std::vector<std::unique_ptr<client_connection>> all_;
     std::size_t total_ = 0;
     call_state* queue_head_ = nullptr;
