@@ -4,10 +4,12 @@
 # binary goes first. The weather service (one loop) and wrk share CPU 0 and run the NEW binary for both sides.
 # Usage: bench/client_ab.sh OLD_BINARY NEW_BINARY
 # Env: PAIRS (5) DURATION (5s) CONNECTIONS (8) CALLS (20) STRATEGY (all; sequential or bounded) IO (auto)
+#      OLD_ARGS, NEW_ARGS (empty): more `serve aggregator` options for each side, e.g. the same binary twice with
+#      OLD_ARGS="--upstream-protocol http1" NEW_ARGS="--upstream-protocol http2" to price HTTP/2 to the upstream.
 set -euo pipefail
 OLD=${1:?old binary} NEW=${2:?new binary}
 PAIRS=${PAIRS:-5} DURATION=${DURATION:-5s} CONNECTIONS=${CONNECTIONS:-8} CALLS=${CALLS:-20}
-STRATEGY=${STRATEGY:-all} IO=${IO:-auto}
+STRATEGY=${STRATEGY:-all} IO=${IO:-auto} OLD_ARGS=${OLD_ARGS:-} NEW_ARGS=${NEW_ARGS:-}
 for tool in wrk taskset awk sort python3 curl; do
     command -v "$tool" >/dev/null || { echo "client_ab: missing tool: $tool" >&2; exit 2; }
 done
@@ -31,10 +33,11 @@ for _ in $(seq 50); do grep -q serving "$TMP/weather.log" && break; sleep 0.05; 
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; }
 
-# run BINARY -> prints downstream calls per aggregator CPU-second
+# run BINARY EXTRA_ARGS -> prints downstream calls per aggregator CPU-second
 run() {
+    # shellcheck disable=SC2086 # the extra options are words
     taskset -c 1 "$1" serve aggregator --port "$PORT" --upstream "http://127.0.0.1:$WEATHER_PORT" --calls "$CALLS" \
-        --strategy "$STRATEGY" --threads 1 --io "$IO" >"$TMP/server.log" 2>&1 &
+        --strategy "$STRATEGY" --threads 1 --io "$IO" $2 >"$TMP/server.log" 2>&1 &
     PID=$!
     for _ in $(seq 50); do grep -q serving "$TMP/server.log" && break; sleep 0.05; done
     curl -sf -o /dev/null "http://127.0.0.1:$PORT/" || { echo "client_ab: $1 did not answer" >&2; exit 1; }
@@ -55,15 +58,15 @@ run() {
 
 median() { sort -g | awk '{v[NR] = $1} END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
-echo "client_ab: $(date -u +%FT%TZ) PAIRS=$PAIRS DURATION=$DURATION CONNECTIONS=$CONNECTIONS CALLS=$CALLS STRATEGY=$STRATEGY IO=$IO"
+echo "client_ab: $(date -u +%FT%TZ) PAIRS=$PAIRS DURATION=$DURATION CONNECTIONS=$CONNECTIONS CALLS=$CALLS STRATEGY=$STRATEGY IO=$IO${OLD_ARGS:+ OLD_ARGS=$OLD_ARGS}${NEW_ARGS:+ NEW_ARGS=$NEW_ARGS}"
 : >"$TMP/ratios"
 : >"$TMP/old"
 : >"$TMP/new"
 for ((i = 1; i <= PAIRS; i++)); do
     if ((i % 2)); then
-        a=$(run "$OLD"); b=$(run "$NEW")
+        a=$(run "$OLD" "$OLD_ARGS"); b=$(run "$NEW" "$NEW_ARGS")
     else
-        b=$(run "$NEW"); a=$(run "$OLD")
+        b=$(run "$NEW" "$NEW_ARGS"); a=$(run "$OLD" "$OLD_ARGS")
     fi
     echo "$a" >>"$TMP/old"
     echo "$b" >>"$TMP/new"

@@ -286,6 +286,7 @@ runner define_serve(CLI::App& serve_cmd) {
         std::string strategy = "sequential";
         std::string timeout = "10s";
         std::string lifetime = "5m";
+        std::string protocol = "http1";
         bool upstream_insecure = false;
     };
     auto agg = std::make_shared<aggregator_text>();
@@ -313,6 +314,11 @@ runner define_serve(CLI::App& serve_cmd) {
                 ->check(CLI::ExistingFile);
             c.add_flag("--upstream-insecure", agg->upstream_insecure,
                        "https:// upstream: do not verify its certificate (a test server's self-signed one)");
+            c.add_option("--upstream-protocol", agg->protocol,
+                         "http1; http2 (h2 by ALPN over https://, h2c with prior knowledge over http://: the calls "
+                         "share a connection's streams); or prefer-http2 (what ALPN agrees)")
+                ->capture_default_str()
+                ->check(CLI::IsMember({"http1", "http2", "prefer-http2"}));
             c.add_option("--connection-lifetime", agg->lifetime,
                          "Pooled connections are retired after this (PooledConnectionLifetime)")
                 ->capture_default_str();
@@ -331,6 +337,9 @@ runner define_serve(CLI::App& serve_cmd) {
                 agg->options.timeout = *timeout;
                 agg->options.client.connection_lifetime = *lifetime;
                 agg->options.client.tls.verify = !agg->upstream_insecure;
+                agg->options.client.protocol = agg->protocol == "http2"          ? client_protocol::http2
+                                               : agg->protocol == "prefer-http2" ? client_protocol::prefer_http2
+                                                                                 : client_protocol::http1;
                 why = apps::check_aggregator_options(agg->options);
             }
             if (!why.empty()) {

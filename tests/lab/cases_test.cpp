@@ -209,18 +209,30 @@ TEST(cases_test, sync_io_steps_up_to_4000_users_against_three_ways) {
     }
 }
 
-TEST(cases_test, platform_is_plaintext_and_json_plain_and_pipelined_on_64_connections) {
-    const auto cases = plan("platform", true);
+TEST(cases_test, platform_is_plaintext_and_json_plain_and_pipelined_on_64_connections_and_over_h2c) {
+    const auto cases = plan("platform", false);
     const auto& c = named(cases, "platform");
-    ASSERT_EQ(c.variants.size(), 4u);
+    ASSERT_EQ(c.variants.size(), 6u);
     unsigned pipelined = 0;
+    unsigned h2c = 0;
     for (const auto& v : c.variants) {
         const auto p = load_plan(v);
-        EXPECT_EQ(p.connections, 64u);
         EXPECT_TRUE(p.to.target == "/plaintext" || p.to.target == "/json") << v.name;
         pipelined += p.pipeline > 1 ? 1 : 0;
+        ASSERT_TRUE(v.original) << v.name;
+        if (p.h2()) {
+            ++h2c;
+            EXPECT_EQ(v.name.substr(v.name.size() - 4), "-h2c");
+            EXPECT_EQ(p.connections, 16u) << v.name;
+            EXPECT_EQ(p.streams, 100u) << v.name;
+            // Kestrel serves h2c only on an endpoint of HTTP/2 alone.
+            EXPECT_NE(std::find(v.original->args.begin(), v.original->args.end(), "Http2"), v.original->args.end());
+        } else {
+            EXPECT_EQ(p.connections, 64u) << v.name;
+        }
     }
     EXPECT_EQ(pipelined, 2u);
+    EXPECT_EQ(h2c, 2u);
     EXPECT_EQ(c.judged_by.what, headline::metric::rps);
     EXPECT_TRUE(c.judged_by.denominator.empty());
 }
