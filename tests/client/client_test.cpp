@@ -1,4 +1,5 @@
 // The pooled client against the project's own server and scripted raw peers, over loopback.
+#include "support/eventually.hpp"
 #include "support/loop_runner.hpp"
 #include "support/raw_client.hpp"
 #include "support/raw_peer.hpp"
@@ -27,6 +28,7 @@ namespace hotpath {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
 using test::run_on_loop;
 using response_result = result<client_response>;
 using test_server_stats_fn = std::function<server_stats()>;
@@ -97,18 +99,6 @@ protected:
         ASSERT_TRUE(down.srv->ok());
     }
     server_stats server() { return down.srv->get().stats(); }
-    // Server counters are written by its loop after the response: give it a moment to settle.
-    template <typename F>
-    bool eventually(F f, std::chrono::milliseconds limit = 3s) {
-        const auto end = std::chrono::steady_clock::now() + limit;
-        while (std::chrono::steady_clock::now() < end) {
-            if (f()) {
-                return true;
-            }
-            std::this_thread::sleep_for(10ms);
-        }
-        return f();
-    }
 
     downstream down;
 };

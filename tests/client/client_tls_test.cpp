@@ -1,6 +1,7 @@
 // HTTPS end to end in the library: the client's pools over TLS sessions to a server serving TLS, on real sockets
 // (once per I/O backend). Verification and its failure classes, pooling and resumption, the server's handshake
 // timeout and bound, a certificate reloaded in place, mutual TLS. Certificates: tests/support/test_certs.hpp.
+#include "support/eventually.hpp"
 #include "support/loop_runner.hpp"
 #include "support/test_certs.hpp"
 #include "support/test_server.hpp"
@@ -27,6 +28,7 @@ namespace hotpath {
 namespace {
 
 using namespace std::chrono_literals;
+using test::eventually;
 using test::run_on_loop;
 using test::test_cert;
 
@@ -98,18 +100,6 @@ bool closed_within(int fd, std::chrono::milliseconds limit) {
     }
     char byte = 0;
     return ::recv(fd, &byte, 1, 0) <= 0;
-}
-
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds limit = 3s) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (f()) {
-            return true;
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    return f();
 }
 
 TEST(client_tls_test, calls_over_https_share_one_pooled_connection) {

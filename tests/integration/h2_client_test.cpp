@@ -3,6 +3,7 @@
 // (tests/integration/h2_peer.js). Calls to a host share a connection's streams; a call's deadline, a response past
 // the limit or a refused stream ends that stream alone; what the server did not process is sent again.
 #include "integration/https_support.hpp"
+#include "support/eventually.hpp"
 #include "support/loop_runner.hpp"
 #include "support/peers.hpp"
 #include "support/test_certs.hpp"
@@ -28,6 +29,7 @@ using namespace std::chrono_literals;
 using https_support::missing_nginx;
 using https_support::nginx_peer;
 using https_support::program_path;
+using test::eventually;
 using test::run_on_loop;
 using test::test_cert;
 using test::test_server;
@@ -86,6 +88,14 @@ client_request get(std::string url) {
     return r;
 }
 
+client_request post(std::string url, std::string body) {
+    client_request r;
+    r.method = "POST";
+    r.url = std::move(url);
+    r.body = std::move(body);
+    return r;
+}
+
 response_result one(client& c, const client_request& request, call_options options = {}) {
     auto all = at_once(c, request, 1, options);
     return all.empty() ? response_result(make_error_code(errc::timeout)) : std::move(all.front());
@@ -93,18 +103,6 @@ response_result one(client& c, const client_request& request, call_options optio
 
 std::string why(const response_result& r) {
     return r ? "status " + std::to_string(r->status()) + ": " + r->body().substr(0, 200) : r.error().message();
-}
-
-template <typename F>
-bool eventually(F f, std::chrono::milliseconds limit = 3s) {
-    const auto end = std::chrono::steady_clock::now() + limit;
-    while (std::chrono::steady_clock::now() < end) {
-        if (f()) {
-            return true;
-        }
-        std::this_thread::sleep_for(10ms);
-    }
-    return f();
 }
 
 TEST(h2_client_test, calls_at_once_share_one_h2c_connection_on_streams_side_by_side) {
@@ -144,22 +142,17 @@ TEST(h2_client_test, fields_bodies_past_the_window_and_statuses_go_both_ways) {
     users.headers.emplace_back("X-Test", "upper-case name");
     users.headers.emplace_back("Connection", "keep-alive"); // forbidden over HTTP/2: left out, not an error
     // 3 MiB up and back: past the server's stream window (768 KiB) and the connection's (1 MiB) both ways.
-    client_request echo;
-    echo.method = "POST";
-    echo.url = local(s.port(), "/echo");
+    client_request echo = post(local(s.port(), "/echo"), "");
     for (int i = 0; echo.body.size() < (3u << 20); ++i) {
         echo.body += std::to_string(i) + ",";
     }
-    client_request empty;
-    empty.method = "POST";
-    empty.url = local(s.port(), "/echo");
     auto got = run_on_loop([](client& cl, std::vector<client_request> requests) -> task<std::vector<response_result>> {
         std::vector<response_result> out;
         for (auto& r : requests) {
             out.push_back(co_await cl.send(std::move(r)));
         }
         co_return out;
-    }(c, {users, echo, get(local(s.port(), "/missing")), empty}));
+    }(c, {users, echo, get(local(s.port(), "/missing")), post(local(s.port(), "/echo"), "")}));
     ASSERT_TRUE(got && got->size() == 4u);
     const auto& u = (*got)[0];
     ASSERT_TRUE(u && u->status() == 200) << why(u);
@@ -357,16 +350,12 @@ TEST(h2_client_test, a_refused_stream_is_sent_again_once_whatever_its_method) {
     const auto node = node_peer();
     ASSERT_NE(node.port, 0);
     client c(h2c());
-    client_request post;
-    post.method = "POST";
-    post.url = local(node.port, "/refuse");
-    post.body = "once";
     auto got = run_on_loop([](client& cl, client_request r, std::uint16_t port) -> task<std::vector<response_result>> {
         std::vector<response_result> out;
         out.push_back(co_await cl.send(std::move(r)));
         out.push_back(co_await cl.get(local(port, "/ok")));
         co_return out;
-    }(c, post, node.port));
+    }(c, post(local(node.port, "/refuse"), "once"), node.port));
     ASSERT_TRUE(got && got->size() == 2u);
     ASSERT_FALSE(got->front()) << why(got->front());
     EXPECT_EQ(got->front().error(), errc::reset);
@@ -382,10 +371,6 @@ TEST(h2_client_test, posts_past_a_goaway_go_again_on_a_new_connection) {
     const auto node = node_peer();
     ASSERT_NE(node.port, 0);
     client c(h2c());
-    client_request post;
-    post.method = "POST";
-    post.url = local(node.port, "/goaway");
-    post.body = "not idempotent";
     auto got = run_on_loop([](client& cl, client_request r) -> task<std::vector<response_result>> {
         std::vector<response_result> all;
         for (int round = 0; round < 10; ++round) {
@@ -394,7 +379,7 @@ TEST(h2_client_test, posts_past_a_goaway_go_again_on_a_new_connection) {
             }
         }
         co_return all;
-    }(c, post));
+    }(c, post(local(node.port, "/goaway"), "not idempotent")));
     ASSERT_TRUE(got && got->size() == 200u);
     for (const auto& r : *got) {
         ASSERT_TRUE(r && r->body() == "ok") << why(r);
