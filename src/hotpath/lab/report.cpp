@@ -201,6 +201,12 @@ void print_verdict(std::FILE* out, const case_outcome& c) {
         }
         fmt::print(out, "\n");
     };
+    row("protocol", [](const variant_outcome& v) {
+        const std::string_view name = load::protocol_name(v.plan);
+        return v.plan.h2() && v.plan.streams > 1 ? fmt::format("{} x{}", name, v.plan.streams)
+               : v.plan.pipeline > 1             ? fmt::format("{} pipe{}", name, v.plan.pipeline)
+                                                 : std::string(name);
+    });
     for (const double p : {50.0, 95.0, 99.0}) {
         row(p == 50   ? "p50"
             : p == 95 ? "p95"

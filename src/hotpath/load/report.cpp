@@ -41,10 +41,6 @@ unsigned connections_of(const plan& p) {
 }
 
 // The protocol spoken, as the JSON names it.
-std::string_view protocol_name(const plan& p) noexcept {
-    return !p.may_h2() ? "http/1.1" : !p.h2() ? "auto" : p.to.tls() ? "h2" : "h2c";
-}
-
 std::string model_of(const plan& p) {
     if (p.open_model()) {
         return fmt::format("open model, {}, {} connection{}",
@@ -109,6 +105,10 @@ boost::json::object histogram_json(const metrics::histogram& h) {
 }
 
 } // namespace
+
+std::string_view protocol_name(const plan& p) noexcept {
+    return !p.may_h2() ? "http/1.1" : !p.h2() ? "auto" : p.to.tls() ? "h2" : "h2c";
+}
 
 std::vector<threshold_outcome> evaluate(const plan& p, const results& r) {
     std::vector<threshold_outcome> out;

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace hotpath::load {
@@ -24,6 +25,9 @@ std::vector<threshold_outcome> evaluate(const plan& p, const results& r);
 // (the target was down, refused every connection, or answered only errors), which no threshold can excuse.
 enum class verdict : std::uint8_t { passed, threshold_failed, nothing_succeeded };
 verdict judge(const results& r, const std::vector<threshold_outcome>& outcomes) noexcept;
+
+// The protocol the plan speaks, as the reports name it: http/1.1, h2, h2c, or auto (ALPN decides per connection).
+std::string_view protocol_name(const plan& p) noexcept;
 
 // The run's first line, printed as it starts: "hotpath load URL: closed model, 50 connections, 2 threads".
 void print_header(std::FILE* out, const plan& p);
