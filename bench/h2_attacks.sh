@@ -7,7 +7,11 @@
 # 2x), the attacking connections cut off and refusals counted by the server (/metrics), and what one attack had sent
 # when it was cut off. The attacker shares CPU 1 with the load generator (two cores) at SCHED_IDLE (chrt --idle), so
 # that it takes only the time the load generator leaves: what the figures show is the server's, not CPU 1's sharing.
+# ATTACKER_CPU=0 puts the attacker (and the busy control) on the server's core instead, at SCHED_IDLE there too: it
+# then runs only while the server's loop waits, and the load generator's core is its own, so that what is left is
+# what the server does for the attacker's frames (on two cores, the one way to keep the attacker off both).
 # Env: DURATION (5s) RUNS (3) RATE (10000) CONNECTIONS (4) HOTPATH (build/release/hotpath) OUT (append Markdown here)
+#      ATTACKER_CPU (1)
 #      ATTACKS ("busy rapid-reset made-you-reset continuation hpack-bomb ping settings empty-data window-update
 #      priority"); "busy" is the control: a busy loop at SCHED_IDLE on CPU 1 that never talks to the server, to show
 #      what sharing CPU 1 costs the load generator by itself.
@@ -17,15 +21,16 @@ set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 DURATION=${DURATION:-5s} RUNS=${RUNS:-3} RATE=${RATE:-10000} CONNECTIONS=${CONNECTIONS:-4}
 ATTACKS=${ATTACKS:-busy rapid-reset made-you-reset continuation hpack-bomb ping settings empty-data window-update priority}
-HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-}
+HOTPATH=${HOTPATH:-$ROOT/build/release/hotpath} OUT=${OUT:-} ATTACKER_CPU=${ATTACKER_CPU:-1}
 ATTACKER=$ROOT/tests/integration/h2_attack_client.py
-CMDLINE="DURATION=$DURATION RUNS=$RUNS RATE=$RATE CONNECTIONS=$CONNECTIONS bash bench/h2_attacks.sh"
+CMDLINE="DURATION=$DURATION RUNS=$RUNS RATE=$RATE CONNECTIONS=$CONNECTIONS ATTACKER_CPU=$ATTACKER_CPU bash bench/h2_attacks.sh"
 for tool in curl taskset chrt awk sort timeout; do
     command -v "$tool" >/dev/null || { echo "h2_attacks: missing tool: $tool" >&2; exit 2; }
 done
 [[ -x /usr/bin/python3 ]] && /usr/bin/python3 -c 'import hpack' 2>/dev/null ||
     { echo "h2_attacks: needs Debian's python3 with python3-hpack (python3-h2)" >&2; exit 2; }
 [[ -x $HOTPATH ]] || { echo "h2_attacks: hotpath binary not found: $HOTPATH" >&2; exit 2; }
+[[ $ATTACKER_CPU == 0 || $ATTACKER_CPU == 1 ]] || { echo "h2_attacks: ATTACKER_CPU is 0 or 1" >&2; exit 2; }
 [[ $RUNS =~ ^[1-9][0-9]*$ && $RATE =~ ^[1-9][0-9]*$ && $CONNECTIONS =~ ^[1-9][0-9]*$ ]] ||
     { echo "h2_attacks: RUNS, RATE and CONNECTIONS must be positive integers" >&2; exit 2; }
 DSEC=${DURATION%s}
@@ -76,12 +81,12 @@ measure() {
     local load=$!
     : >"$TMP/sent"
     if [[ $attack == busy ]]; then
-        timeout "$DSEC" chrt --idle 0 taskset -c 1 /usr/bin/python3 -c 'while True: pass' || true
+        timeout "$DSEC" chrt --idle 0 taskset -c "$ATTACKER_CPU" /usr/bin/python3 -c 'while True: pass' || true
     elif [[ $attack != none ]]; then
         end=$((SECONDS + DSEC))
         while ((SECONDS < end)); do
             # shellcheck disable=SC2046
-            timeout 20 chrt --idle 0 taskset -c 1 /usr/bin/python3 "$ATTACKER" "$PORT" $(args_of "$attack") >>"$TMP/attack.out" 2>&1 ||
+            timeout 20 chrt --idle 0 taskset -c "$ATTACKER_CPU" /usr/bin/python3 "$ATTACKER" "$PORT" $(args_of "$attack") >>"$TMP/attack.out" 2>&1 ||
                 true
             made=$((made + 1))
             tail -n 1 "$TMP/attack.out" | awk '{for (i = 1; i < NF; i++) if ($i == "sent" || $i == "refs") print $(i + 1)}' \
