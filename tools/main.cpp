@@ -70,7 +70,18 @@ void hoist_subcommands(CLI::App& cli, std::vector<char*>& args) {
             }
         }
         if (args[i][0] == '-') {
-            return; // no subcommand after the options: CLI11 answers
+            // No subcommand after the options: the last bare word is most likely the one meant (an option's value
+            // comes before it), so it moves ahead to be named as unknown ("serve --port 1 nope": 'nope' is not a
+            // serve command), instead of the options being refused as the parent's. None at all: CLI11 answers.
+            for (std::size_t j = args.size(); j-- > i + 1;) {
+                if (args[j][0] != '-') {
+                    std::rotate(args.begin() + static_cast<std::ptrdiff_t>(i),
+                                args.begin() + static_cast<std::ptrdiff_t>(j),
+                                args.begin() + static_cast<std::ptrdiff_t>(j) + 1);
+                    break;
+                }
+            }
+            return;
         }
     }
 }

@@ -178,6 +178,11 @@ TEST(first_hour, serve_takes_its_options_before_the_service_name_too) {
     const ran bad = run({"serve", "--bogus", "platform"});
     EXPECT_EQ(bad.code, 2) << bad.out;
     EXPECT_NE(bad.out.find("serve platform has no option --bogus"), std::string::npos) << bad.out;
+    // A service that is not one, after the options: named as such, not the options refused as serve's own.
+    const ran unknown = run({"serve", "--port", "1", "nope"});
+    EXPECT_EQ(unknown.code, 2) << unknown.out;
+    EXPECT_NE(unknown.out.find("'nope' is not a hotpath serve command; try one of: platform"), std::string::npos)
+        << unknown.out;
 }
 
 // On a terminal the progress is a bar redrawn in place, then cleared for the report; through a pipe no control
