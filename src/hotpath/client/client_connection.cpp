@@ -108,7 +108,7 @@ void client_connection::connected(bool h2) {
         }
     }
     call_state* c = std::exchange(call_, nullptr);
-    pool_.connected(*this, *c);
+    pool_.connected(*this);
     c->finish({});
 }
 

@@ -291,38 +291,37 @@ client_connection* host_pool::take_stream(net::clock::time_point now) {
     return nullptr;
 }
 
-void host_pool::connected(client_connection& c, call_state& opener) {
+void host_pool::connected(client_connection& c) {
     --opening_;
     const speaks before = protocol_;
     protocol_ = c.h2_on() ? speaks::http2 : speaks::http1;
     if (c.h2_on()) {
         shared_.push_back(&c);
         c.reserve_stream(); // the opener's
-        opener.conn = &c;
         offer(c);
     } else if (before == speaks::unknown) {
         // The calls that waited to learn the protocol each take a connection of their own now.
-        while (call_state* w = queue_head_) {
-            unqueue(*w);
-            w->conn = nullptr;
-            w->finish({});
+        while (queue_head_ != nullptr) {
+            hand_oldest(nullptr);
         }
     }
     publish();
 }
 
+void host_pool::hand_oldest(client_connection* c) {
+    call_state* w = queue_head_;
+    unqueue(*w);
+    w->conn = c;
+    w->finish({});
+}
+
 void host_pool::offer(client_connection& c) {
     while (queue_head_ != nullptr && room_on(c)) {
-        call_state* w = queue_head_;
-        unqueue(*w);
         c.reserve_stream();
-        w->conn = &c;
-        w->finish({}); // it begins its stream now
+        hand_oldest(&c); // it begins its stream now
     }
-    if (call_state* w = queue_head_; w != nullptr && protocol_ == speaks::http2 && opening_ == 0 && can_open()) {
-        unqueue(*w);
-        w->conn = nullptr; // finds no room, and opens a connection
-        w->finish({});
+    if (queue_head_ != nullptr && protocol_ == speaks::http2 && opening_ == 0 && can_open()) {
+        hand_oldest(nullptr); // it finds no room, and opens a connection
     }
 }
 
@@ -334,14 +333,15 @@ void host_pool::on_room(client_connection& c, net::clock::time_point now) {
     if (c.closing()) {
         return;
     }
-    if (!expired(c, now)) {
+    const bool too_old = expired(c, now);
+    if (!too_old) {
         offer(c);
     }
     if (c.streams() == 0 && !c.closing()) {
+        if (too_old) {
+            metrics_.closed_lifetime.add();
+        }
         if (retiring(c, now)) {
-            if (expired(c, now)) {
-                metrics_.closed_lifetime.add();
-            }
             c.close();
         } else {
             c.make_idle(now);
@@ -368,11 +368,8 @@ void host_pool::release(client_connection& c, net::clock::time_point now) {
         c.close();
         return;
     }
-    if (call_state* w = queue_head_) {
-        // Straight to the oldest waiting call: it resumes now and writes its request.
-        unqueue(*w);
-        w->conn = &c;
-        w->finish({});
+    if (queue_head_ != nullptr) {
+        hand_oldest(&c); // it resumes now and writes its request
         return;
     }
     c.make_idle(now);
@@ -381,28 +378,24 @@ void host_pool::release(client_connection& c, net::clock::time_point now) {
 }
 
 void host_pool::on_tick(net::clock::time_point now, bool client_gone) {
-    const auto idle_timeout = owner_.options.idle_timeout;
-    for (std::size_t i = 0; i < idle_.size();) {
-        client_connection* c = idle_[i];
-        const bool too_old = expired(*c, now);
-        if (client_gone || too_old || now - c->idle_since() >= idle_timeout) {
-            (too_old ? metrics_.closed_lifetime : metrics_.closed_idle).add(client_gone ? 0 : 1);
-            idle_.erase(idle_.begin() + static_cast<std::ptrdiff_t>(i));
-            c->close();
-            continue;
+    // An idle connection closes past its lifetime or the idle timeout (counted as such), when it may carry no more
+    // (an HTTP/2 GOAWAY), or when the client is gone.
+    const auto closes = [&](client_connection& c, bool spent) {
+        const bool too_old = expired(c, now);
+        const bool idle_long = now - c.idle_since() >= owner_.options.idle_timeout;
+        if (!client_gone && !spent && !too_old && !idle_long) {
+            return false;
         }
-        ++i;
-    }
+        if (!client_gone && (too_old || idle_long)) {
+            (too_old ? metrics_.closed_lifetime : metrics_.closed_idle).add();
+        }
+        c.close();
+        return true;
+    };
+    std::erase_if(idle_, [&](client_connection* c) { return closes(*c, false); });
     for (client_connection* c : shared_) {
-        if (c->streams() != 0 || c->closing()) {
-            continue;
-        }
-        const bool too_old = expired(*c, now);
-        if (client_gone || retiring(*c, now) || now - c->idle_since() >= idle_timeout) {
-            if (too_old || now - c->idle_since() >= idle_timeout) {
-                (too_old ? metrics_.closed_lifetime : metrics_.closed_idle).add(client_gone ? 0 : 1);
-            }
-            c->close();
+        if (c->streams() == 0 && !c->closing()) {
+            closes(*c, !c->has_room(peer_streams_));
         }
     }
     publish();
@@ -454,10 +447,8 @@ void host_pool::on_gone(client_connection& c) noexcept {
     all_.erase(it);
     doomed.reset();
     // A slot is free: the oldest waiting call may open a connection now.
-    if (call_state* w = queue_head_) {
-        unqueue(*w);
-        w->conn = nullptr;
-        w->finish({});
+    if (queue_head_ != nullptr) {
+        hand_oldest(nullptr);
     }
 }
 

@@ -173,7 +173,7 @@ public:
     // From a connection whose connect step succeeded (before it ends its call's step): the pool learns what it
     // speaks. An HTTP/2 connection reserves a stream for the call that opened it and offers the rest to the waiting
     // calls; the first HTTP/1.1 one of a pool that did not know sends the waiting calls to open their own.
-    void connected(client_connection& c, call_state& opener);
+    void connected(client_connection& c);
     // From an HTTP/2 connection whose streams closed: the oldest waiting calls get its room; with no stream left it
     // idles, or closes when it may carry no more (GOAWAY, lifetime, the client gone).
     void on_room(client_connection& c, net::clock::time_point now);
@@ -209,6 +209,8 @@ private:
     std::uint16_t port_;
     std::string host_field_;
     std::unique_ptr<net::tls_transports> tls_;
+    // The oldest waiting call leaves the queue and resumes with `c` (null: none; it looks again, and may open one).
+    void hand_oldest(client_connection* c);
     // Hands streams of `c` to the oldest waiting calls while it has room; if calls still wait and another
     // connection may open, the oldest of them goes to open it.
     void offer(client_connection& c);
