@@ -14,7 +14,8 @@
 #      ATTACKER_CPU (1)
 #      ATTACKS ("busy rapid-reset made-you-reset continuation hpack-bomb ping settings empty-data window-update
 #      priority"); "busy" is the control: a busy loop at SCHED_IDLE on CPU 1 that never talks to the server, to show
-#      what sharing CPU 1 costs the load generator by itself.
+#      what sharing CPU 1 costs the load generator by itself; "bulk" (not in the default list) is the HPACK bomb's
+#      control: as many bytes on a connection the server refuses at their first frame, then an ordinary request.
 # Example: RUNS=1 DURATION=3s bash bench/h2_attacks.sh
 set -euo pipefail
 
@@ -66,7 +67,7 @@ refusals() { # the server's HTTP/2 refusals and cut-offs so far, all limits
 args_of() { # the attack client's arguments for an attack
     case $1 in
     rapid-reset | made-you-reset | continuation) echo "$1 100000" ;;
-    hpack-bomb) echo "$1" ;;
+    hpack-bomb | bulk) echo "$1" ;;
     *) echo "flood $1 1000000" ;;
     esac
 }

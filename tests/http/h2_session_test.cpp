@@ -273,5 +273,37 @@ TEST(h2_session_test, an_idle_session_holds_a_bounded_amount_that_does_not_grow_
     p.server.reset();
 }
 
+// An idle session gives its frame buffer's pages back to the kernel (and its stream map's, once empty), once per use,
+// and both sides go on as before: the pages read as zeros when nghttp2 next writes its frames into them.
+TEST(h2_session_test, an_idle_session_gives_its_large_blocks_pages_back_and_goes_on) {
+    pair_of_sessions p;
+    p.client->request(get_fields);
+    p.pump();
+    const std::size_t server_given = p.server->trim();
+    const std::size_t client_given = p.client->trim();
+    std::printf("[ h2 idle ] pages given back: server %zu B, client %zu B\n", server_given, client_given);
+    EXPECT_GE(server_given, 16384u + 4096u) << "the frame buffer's pages and the empty stream map's";
+    EXPECT_GE(client_given, 16384u + 4096u);
+    EXPECT_EQ(p.server->trim(), 0u) << "nothing used since: nothing to give back again";
+    // Bodies that fill the frame buffer whole, both ways, after the pages went.
+    std::vector<h2_field> post{
+        {":method", "POST"}, {":scheme", "http"}, {":authority", "localhost"}, {":path", "/echo"}};
+    std::string body(200000, '\0');
+    for (std::size_t i = 0; i < body.size(); ++i) {
+        body[i] = static_cast<char>('a' + i % 26);
+    }
+    for (int round = 0; round < 3; ++round) {
+        const std::int32_t s = p.client->request(post, body);
+        ASSERT_GT(s, 0);
+        p.pump();
+        EXPECT_FALSE(p.client_error) << p.client_error.message();
+        EXPECT_FALSE(p.server_error) << p.server_error.message();
+        EXPECT_EQ(p.client_heard.streams[s].body, body) << round;
+        EXPECT_EQ(p.client_heard.streams[s].field(":status"), "200");
+        EXPECT_GE(p.server->trim(), 16384u) << round;
+        EXPECT_GE(p.client->trim(), 16384u) << round;
+    }
+}
+
 } // namespace
 } // namespace hotpath::http

@@ -9,6 +9,8 @@
 #   h2_attack_client.py PORT hpack-bomb          one 4 KB field referenced ~150,000 times, then an ordinary request
 #   h2_attack_client.py PORT flood KIND N        N frames of KIND: ping, settings, empty-data, window-update, priority
 #   h2_attack_client.py PORT slow-headers        a header block begun and never ended
+#   h2_attack_client.py PORT bulk                a control for hpack-bomb: as many bytes, in DATA frames on a stream
+#                                                never opened (a connection error at the first), then an ordinary request
 import socket
 import struct
 import sys
@@ -38,9 +40,13 @@ class peer:
         self.status = {}
         self.resets = {}
         self.goaway_text = b''
+        self.settled = False  # the server's SETTINGS acknowledged
         self.send(PREFACE + frame(SETTINGS, 0, 0))
         self.reader = threading.Thread(target=self.read, daemon=True)
         self.reader.start()
+        # The acknowledgement goes out from the reader: awaited here, so that it never lands inside a header block
+        # an attack sends next (a connection error of the client's own, not the limit the attack tests).
+        self.wait(lambda: self.settled or self.closed, 5)
 
     def send(self, data):
         try:
@@ -70,6 +76,7 @@ class peer:
                 payload, buf = buf[9:9 + length], buf[9 + length:]
                 if kind == SETTINGS and not flags & ACK:
                     self.send(frame(SETTINGS, ACK, 0))
+                    self.settled = True
                 elif kind == HEADERS:
                     self.status[stream] = dict(self.decoder.decode(payload)).get(':status')
                 elif kind == RST_STREAM:
@@ -169,9 +176,29 @@ def hpack_bomb(port):
     q.send(q.headers(1, '/hello'))
     q.wait(lambda: 1 in q.status or q.cut(), 5)
     refs_total = len(refs) + 8 * 16384
-    print('hpack-bomb refs', refs_total, 'status', p.status.get(1), 'reset', p.resets.get(1), 'in',
+    if p.goaway is not None:
+        p.wait(lambda: p.closed, 5)
+    print('hpack-bomb refs', refs_total, 'status', p.status.get(1), 'reset', p.resets.get(1),
+          'goaway', p.goaway[0] if p.goaway else None, 'closed', 'yes' if p.closed else 'no', 'in',
           round(time.monotonic() - started, 1),
           'then', q.status.get(1))
+
+
+def bulk(port):
+    # What the bomb costs the machine apart from the server's decoding: the same bytes through loopback, and both
+    # connections, refused at the first frame.
+    p = peer(port)
+    frames = b''.join(frame(DATA, 0, 1, b'a' * 16384) for _ in range(9))
+    started = time.monotonic()
+    p.send(frames)
+    p.wait(lambda: p.cut(), 10)
+    if p.goaway is not None:
+        p.wait(lambda: p.closed, 5)
+    q = peer(port)
+    q.send(q.headers(1, '/hello'))
+    q.wait(lambda: 1 in q.status or q.cut(), 5)
+    print('bulk sent', len(frames), 'goaway', p.goaway[0] if p.goaway else None, 'closed',
+          'yes' if p.closed else 'no', 'in', round(time.monotonic() - started, 1), 'then', q.status.get(1))
 
 
 def hpack_int(v):
@@ -228,3 +255,5 @@ if __name__ == '__main__':
         flood(port, sys.argv[3], int(sys.argv[4]))
     elif what == 'slow-headers':
         slow_headers(port)
+    elif what == 'bulk':
+        bulk(port)

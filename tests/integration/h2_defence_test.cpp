@@ -107,17 +107,19 @@ TEST_F(h2_defence, a_continuation_flood_ends_the_connection_at_nghttp2s_limit) {
     auto [rc, out] = attack("continuation 100000");
     ASSERT_EQ(rc, 0) << out;
     EXPECT_NE(out.find(" closed yes"), std::string::npos) << out;
-    EXPECT_LE(number_after(out, " sent "), 20000) << out; // nghttp2 allows 8; the rest is what the sockets took
+    // nghttp2 allows 8; the rest is what the sockets' buffers took (16-byte frames: 20,000 are 320 KB, which loopback's
+    // grown buffers sometimes pass)
+    EXPECT_LE(number_after(out, " sent "), 50000) << out;
     EXPECT_EQ(number_after(metrics(), "hotpath_http2_refusals_total{limit=\"frame_limits\"} "), 1);
     still_serves();
 }
 
-TEST_F(h2_defence, an_hpack_bomb_is_reset_at_once_and_the_server_goes_on) {
+TEST_F(h2_defence, an_hpack_bomb_ends_its_connection_at_once_and_the_server_goes_on) {
     auto [rc, out] = attack("hpack-bomb");
     ASSERT_EQ(rc, 0) << out;
-    // ~150,000 references to a 4 KB field (600 MB once decoded): the stream is reset once its fields pass four times
-    // the header limit, the rest of the block decoded unseen; within a fraction of a second.
-    EXPECT_NE(out.find(" status None reset 2 in 0."), std::string::npos) << out;
+    // ~150,000 references to a 4 KB field (600 MB once decoded): the connection ends once the fields pass four times
+    // the header limit, the rest of the block unread; within a fraction of a second.
+    EXPECT_NE(out.find(" status None reset None goaway 11 closed yes in 0."), std::string::npos) << out;
     EXPECT_NE(out.find(" then 200"), std::string::npos) << out;
     EXPECT_EQ(number_after(metrics(), "hotpath_http2_refusals_total{limit=\"header_fields\"} "), 1);
 }

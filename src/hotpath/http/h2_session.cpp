@@ -3,12 +3,15 @@
 #include <hotpath/http/h2_session.hpp>
 
 #include <nghttp2/nghttp2.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <utility>
 #include <vector>
 
@@ -26,18 +29,103 @@ std::error_code h2_code(long long e) noexcept {
     return {static_cast<int>(e), h2_category()};
 }
 
-// Every block nghttp2 takes carries its size in front (16 bytes, keeping malloc's alignment), so that the session's
-// holding is known at any time. Small blocks (a stream, a queued frame, a header list: each stream allocates several)
-// are kept on free lists by size class when nghttp2 lets go of them and handed out again, so that a busy session's
-// steady state calls malloc rarely; trim() (an idle connection's tick) and the session's end free them.
+// Runs of whole pages for nghttp2's large blocks, shared by every session of the process: carved from slabs of 64
+// pages mapped for the purpose, so that the blocks leave no slack in malloc's heap (an aligned malloc leaves up to a
+// page on each side, which other blocks then share). A run let go of waits for the next block of its size; past 16
+// waiting of one size, its pages go back to the kernel first. Runs past 8 pages come from malloc. Sessions are
+// made and ended a few times per connection, not per request: one lock is cheap enough.
+class page_runs {
+public:
+    static constexpr std::size_t page = 4096;
+
+    static void* take(std::size_t pages) noexcept {
+        if (pages > pooled_pages) {
+            return std::aligned_alloc(page, pages * page);
+        }
+        page_runs& r = shared();
+        std::lock_guard lock(r.mutex_);
+        std::vector<void*>& waiting = r.waiting_[pages];
+        if (!waiting.empty()) {
+            void* p = waiting.back();
+            waiting.pop_back();
+            return p;
+        }
+        if (r.left_ < pages) {
+            void* slab = ::mmap(nullptr, slab_pages * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+            if (slab == MAP_FAILED) {
+                return nullptr;
+            }
+            // The old slab's rest waits as runs of one page.
+            for (; r.left_ != 0; --r.left_, r.next_ += page) {
+                r.keep(r.next_, 1);
+            }
+            r.next_ = static_cast<unsigned char*>(slab);
+            r.left_ = slab_pages;
+        }
+        void* p = r.next_;
+        r.next_ += pages * page;
+        r.left_ -= pages;
+        return p;
+    }
+
+    static void give(void* p, std::size_t pages) noexcept {
+        if (pages > pooled_pages) {
+            std::free(p);
+            return;
+        }
+        page_runs& r = shared();
+        std::lock_guard lock(r.mutex_);
+        r.keep(p, pages);
+    }
+
+private:
+    static constexpr std::size_t pooled_pages = 8;
+    static constexpr std::size_t slab_pages = 64;
+    static constexpr std::size_t kept_warm = 16;
+
+    static page_runs& shared() noexcept {
+        static page_runs r; // never destroyed: sessions may end during the process's exit
+        return r;
+    }
+    void keep(void* p, std::size_t pages) noexcept {
+        std::vector<void*>& waiting = waiting_[pages];
+        if (waiting.size() >= kept_warm) {
+            ::madvise(p, pages * page, MADV_DONTNEED);
+        }
+        try {
+            waiting.push_back(p);
+        } catch (...) {
+            ::madvise(p, pages * page, MADV_DONTNEED); // lost to reuse, not to the kernel: its pages are given back
+        }
+    }
+
+    std::mutex mutex_;
+    std::array<std::vector<void*>, pooled_pages + 1> waiting_;
+    unsigned char* next_ = nullptr; // the current slab's unused pages
+    std::size_t left_ = 0;
+};
+
+// Every block nghttp2 takes is counted, so that the session's holding is known at any time. Small blocks (a stream, a
+// queued frame, a header list: each stream allocates several) carry their size in front (16 bytes, keeping malloc's
+// alignment) and are kept on free lists by size class when nghttp2 lets go of them and handed out again, so that a
+// busy session's steady state calls malloc rarely; trim() (an idle connection's tick) and the session's end free
+// them. Blocks of a page or more (the outbound frame buffer of 16 KiB, the stream map's 4 KiB table) are runs of
+// whole pages (page_runs), listed here, so that an idle session can give their pages back to the kernel
+// (give_back_pages).
 class counting_allocator {
 public:
-    std::size_t held = 0; // bytes nghttp2 holds (the kept free blocks not among them)
+    std::size_t held = 0;  // bytes nghttp2 holds (the kept free blocks not among them)
+    bool creating = false; // set while nghttp2 makes the session: the frame buffer is allocated then
 
     counting_allocator() = default;
     counting_allocator(const counting_allocator&) = delete;
     counting_allocator& operator=(const counting_allocator&) = delete;
-    ~counting_allocator() { trim(); }
+    ~counting_allocator() {
+        trim();
+        for (const page_block& b : pages_) { // nghttp2 frees its blocks first; none is left unless it failed
+            page_runs::give(b.at, b.rounded / page);
+        }
+    }
 
     void trim() noexcept {
         for (std::size_t c = 0; c < classes; ++c) {
@@ -46,6 +134,31 @@ public:
             }
             kept_count_[c] = 0;
         }
+    }
+
+    // For an idle session only (nothing waiting to be sent, no frame half-read): the outbound frame buffer's
+    // pages, whose bytes are dead between frames (nghttp2 writes a frame whole before it hands it out), and any
+    // other page-sized block's pages that read all zeros (the stream map's table once no stream is in it), are
+    // given back with MADV_DONTNEED: they read as zeros again and cost a page fault when next touched. Returns the
+    // bytes given back.
+    std::size_t give_back_pages() noexcept {
+        std::size_t given = 0;
+        for (const page_block& b : pages_) {
+            auto* first = static_cast<unsigned char*>(b.at);
+            std::size_t run = 0; // pages from `first` to give back in one call
+            for (std::size_t at = 0; at <= b.rounded; at += page) {
+                if (at < b.rounded && (b.frame_buffer || all_zero(first + run * page))) {
+                    ++run;
+                    continue;
+                }
+                if (run != 0 && ::madvise(first, run * page, MADV_DONTNEED) == 0) {
+                    given += run * page;
+                }
+                first += (run + 1) * page;
+                run = 0;
+            }
+        }
+        return given;
     }
 
     static void* allocate(std::size_t size, void* self) { return static_cast<counting_allocator*>(self)->take(size); }
@@ -65,8 +178,9 @@ public:
         if (p == nullptr) {
             return a->take(size);
         }
-        const std::size_t old = size_of(p);
-        if (old > largest_kept && size > largest_kept) {
+        const page_block* big = a->paged(p);
+        const std::size_t old = big != nullptr ? big->size : size_of(p);
+        if (big == nullptr && old > largest_kept && size > largest_kept && size < page) {
             auto* grown =
                 static_cast<unsigned char*>(std::realloc(static_cast<unsigned char*>(p) - header, size + header));
             if (grown == nullptr) {
@@ -91,9 +205,19 @@ private:
     static constexpr std::size_t classes = 16; // blocks of up to 512 bytes are kept
     static constexpr std::size_t largest_kept = class_bytes * classes;
     static constexpr std::uint16_t kept_per_class = 128;
+    static constexpr std::size_t page = page_runs::page;
+    // nghttp2's outbound frame buffer: a frame header, a pad length byte, and the largest payload (its
+    // NGHTTP2_FRAMEBUF_CHUNKLEN). Only a block of this size allocated while the session is made is taken for it.
+    static constexpr std::size_t frame_buffer_bytes = 9 + 1 + 16384;
 
     struct free_block {
         free_block* next;
+    };
+    struct page_block {
+        void* at;
+        std::size_t size;
+        std::size_t rounded;
+        bool frame_buffer;
     };
 
     static std::size_t class_of(std::size_t size) noexcept { return size == 0 ? 0 : (size - 1) / class_bytes; }
@@ -102,8 +226,32 @@ private:
         std::memcpy(&size, static_cast<unsigned char*>(p) - header, sizeof size);
         return size;
     }
+    static bool all_zero(const unsigned char* p) noexcept {
+        std::uint64_t any = 0;
+        for (std::size_t i = 0; i < page; i += sizeof any) {
+            std::uint64_t w = 0;
+            std::memcpy(&w, p + i, sizeof w);
+            any |= w;
+        }
+        return any == 0;
+    }
+    // The page-sized block at p, or null: a small block's address is page-aligned only by chance.
+    const page_block* paged(void* p) const noexcept {
+        if (reinterpret_cast<std::uintptr_t>(p) % page != 0) {
+            return nullptr;
+        }
+        for (const page_block& b : pages_) {
+            if (b.at == p) {
+                return &b;
+            }
+        }
+        return nullptr;
+    }
 
     void* take(std::size_t size) {
+        if (size >= page) {
+            return take_pages(size);
+        }
         unsigned char* block = nullptr;
         if (size <= largest_kept) {
             const std::size_t c = class_of(size);
@@ -125,9 +273,14 @@ private:
     }
 
     void give(void* p) noexcept {
-        if (p == nullptr) {
+        if (reinterpret_cast<std::uintptr_t>(p) % page == 0) {
+            give_aligned(p); // null too; a call at the end, so that give() stays a leaf for the small blocks
             return;
         }
+        give_small(p);
+    }
+
+    void give_small(void* p) noexcept {
         const std::size_t size = size_of(p);
         held -= size;
         unsigned char* block = static_cast<unsigned char*>(p) - header;
@@ -142,8 +295,41 @@ private:
         std::free(block);
     }
 
+    // A large block's pages, and their end: apart from take() and give(), whose small blocks are what every stream
+    // asks for, so that those stay short.
+    [[gnu::noinline]] void* take_pages(std::size_t size) {
+        const std::size_t rounded = (size + page - 1) / page * page;
+        void* p = page_runs::take(rounded / page);
+        if (p == nullptr) {
+            return nullptr;
+        }
+        try {
+            pages_.push_back({p, size, rounded, creating && size == frame_buffer_bytes});
+        } catch (...) {
+            page_runs::give(p, rounded / page);
+            return nullptr;
+        }
+        held += size;
+        return p;
+    }
+    [[gnu::noinline]] void give_aligned(void* p) noexcept {
+        if (p == nullptr) {
+            return;
+        }
+        const page_block* b = paged(p);
+        if (b == nullptr) {
+            give_small(p); // a small block, page-aligned by chance
+            return;
+        }
+        held -= b->size;
+        const std::size_t pages = b->rounded / page;
+        pages_.erase(pages_.begin() + (b - pages_.data()));
+        page_runs::give(p, pages);
+    }
+
     free_block* kept_[classes] = {};
     std::uint16_t kept_count_[classes] = {};
+    std::vector<page_block> pages_;
 };
 
 // A body being sent: the session's copy, and how much of it has gone.
@@ -176,7 +362,9 @@ struct h2_session::impl {
     nghttp2_session* session = nullptr;
     bool settings_received = false;
     bool failed_away = false;
-    bool refuse_fields = false; // set by the owner from inside on_h2_field
+    bool cut_in_fields = false; // set by the owner from inside on_h2_field
+    bool drained = true;        // the last produce() emptied nghttp2's output: the frame buffer's bytes are dead
+    bool used_since_trim = false;
     h2_tally tally;
     // Bodies being sent, by stream, each where its data provider points until the stream closes.
     std::map<std::int32_t, std::unique_ptr<outgoing_body>> bodies;
@@ -224,9 +412,9 @@ struct h2_session::impl {
                          const std::uint8_t* value, std::size_t valuelen, std::uint8_t, void* user) {
         impl& self = of(user);
         self.events.on_h2_field(frame->hd.stream_id, view(name, namelen), view(value, valuelen));
-        if (self.refuse_fields) {
-            self.refuse_fields = false;
-            return NGHTTP2_ERR_TEMPORAL_CALLBACK_FAILURE; // the stream is reset, the block's rest decoded unseen
+        if (self.cut_in_fields) {
+            self.cut_in_fields = false;
+            return NGHTTP2_ERR_CALLBACK_FAILURE; // receive() stops here, the block's rest unread
         }
         return 0;
     }
@@ -329,8 +517,10 @@ std::unique_ptr<h2_session> h2_session::make(role r, h2_events& events, const h2
     if (settings.stream_reset_burst != 0) {
         nghttp2_option_set_stream_reset_rate_limit(option, settings.stream_reset_burst, settings.stream_reset_rate);
     }
+    p->counter.creating = true;
     const int made = r == role::client ? nghttp2_session_client_new3(&p->session, callbacks, p.get(), option, &p->mem)
                                        : nghttp2_session_server_new3(&p->session, callbacks, p.get(), option, &p->mem);
+    p->counter.creating = false;
     nghttp2_option_del(option);
     nghttp2_session_callbacks_del(callbacks);
     if (made != 0) {
@@ -357,6 +547,7 @@ std::unique_ptr<h2_session> h2_session::make(role r, h2_events& events, const h2
 std::error_code h2_session::receive(std::string_view bytes) {
     const ssize_t n =
         nghttp2_session_mem_recv(impl_->session, reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+    impl_->used_since_trim = true;
     return n < 0 ? h2_code(n) : std::error_code{};
 }
 
@@ -364,12 +555,14 @@ std::error_code h2_session::produce(std::string& out, std::size_t high_water) {
     while (out.size() < high_water) {
         const std::uint8_t* data = nullptr;
         const ssize_t n = nghttp2_session_mem_send(impl_->session, &data);
+        impl_->drained = n == 0;
         if (n < 0) {
             return h2_code(n);
         }
         if (n == 0) {
             break;
         }
+        impl_->used_since_trim = true;
         out.append(reinterpret_cast<const char*>(data), static_cast<std::size_t>(n));
     }
     return {};
@@ -499,8 +692,8 @@ std::error_code h2_session::shut_down() {
     return done != 0 ? h2_code(done) : std::error_code{};
 }
 
-void h2_session::refuse_fields() noexcept {
-    impl_->refuse_fields = true;
+void h2_session::cut_in_fields() noexcept {
+    impl_->cut_in_fields = true;
 }
 
 const h2_tally& h2_session::tally() const noexcept {
@@ -511,8 +704,13 @@ bool h2_session::failed_away() const noexcept {
     return impl_->failed_away;
 }
 
-void h2_session::trim() noexcept {
+std::size_t h2_session::trim() noexcept {
     impl_->counter.trim();
+    if (!impl_->used_since_trim || !impl_->drained || wants_write()) {
+        return 0;
+    }
+    impl_->used_since_trim = false;
+    return impl_->counter.give_back_pages();
 }
 
 std::size_t h2_session::bytes_held() const noexcept {

@@ -138,9 +138,10 @@ public:
     // A server's pointer for a stream the peer opened, from its first on_h2_field on (the one call an owner may make
     // from inside h2_events: it only records). False for an unknown stream.
     bool set_stream_user(std::int32_t stream, void* user) noexcept;
-    // From inside on_h2_field: the rest of this header block is not wanted (an HPACK bomb, far past the header
-    // limits). Its fields are decoded without being handed over or checked, and the stream is reset.
-    void refuse_fields() noexcept;
+    // From inside on_h2_field: the connection ends here (an HPACK bomb, a header block far past the header limits).
+    // nghttp2 stops decoding at once, so the block's rest costs nothing; receive() returns an error and the owner
+    // sends its GOAWAY (go_away) before the connection closes.
+    void cut_in_fields() noexcept;
     // The peer's SETTINGS_MAX_CONCURRENT_STREAMS (100, nghttp2's assumption, until its SETTINGS arrive).
     std::uint32_t peer_max_concurrent_streams() const noexcept;
     // Whether the peer's first SETTINGS has arrived.
@@ -171,8 +172,11 @@ public:
     // Whether this side sent a GOAWAY with an error (nghttp2's own defences among them): the connection is to close.
     bool failed_away() const noexcept;
 
-    // Frees the small blocks the session keeps for reuse (see h2_session.cpp's allocator): for an idle connection.
-    void trim() noexcept;
+    // For an idle connection (no stream open, everything produced written): frees the small blocks the session keeps
+    // for reuse, and gives the pages of its large blocks back to the kernel where their bytes are dead or zero (the
+    // outbound frame buffer, an empty stream map; see h2_session.cpp's allocator), once after each use. Returns the
+    // bytes of pages given back.
+    std::size_t trim() noexcept;
 
     // Bytes nghttp2 holds for this session right now (its allocations through the session's allocator).
     std::size_t bytes_held() const noexcept;

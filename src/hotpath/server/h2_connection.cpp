@@ -319,13 +319,14 @@ void h2_connection::take_field(std::int32_t id, std::string_view name, std::stri
     const auto& limits = owner_.options.limits;
     if (st->head_done || st->error != http::status::none) {
         // Trailers are not kept; a refused request's fields no longer matter, unless they go on far past the limit:
-        // an HPACK bomb (one large field in the table, referenced thousands of times) would cost a check of every
-        // byte of every copy. The rest of the block is decoded unseen, and the stream reset.
+        // an HPACK bomb (one large field in the table, referenced thousands of times). Its block's rest would cost
+        // nghttp2's decoding of every reference (the table must stay in step even for a refused stream), so the
+        // connection ends here with GOAWAY(ENHANCE_YOUR_CALM), as Kestrel ends it at the limit itself.
         st->refused_bytes += name.size() + value.size();
-        if (st->refused_bytes > 4 * limits.max_header_bytes && !st->reset_here) {
-            st->reset_here = true;
+        if (st->refused_bytes > 4 * limits.max_header_bytes && !cut_in_fields_) {
+            cut_in_fields_ = true;
             owner_.stats.h2_cut_fields.add();
-            session_->refuse_fields();
+            session_->cut_in_fields();
         }
         return;
     }
@@ -777,7 +778,9 @@ void h2_connection::on_data(std::string_view bytes) {
         after_session();
         if (broken) {
             ending_ = true; // nghttp2 queued its GOAWAY: written, then the connection closes
-            if (http::h2_flooded(broken)) {
+            if (cut_in_fields_) {
+                session_->go_away(http::h2_error::enhance_your_calm);
+            } else if (http::h2_flooded(broken)) {
                 owner_.stats.h2_cut_frames.add();
             }
         } else {
@@ -964,8 +967,9 @@ void h2_connection::on_tick(net::clock::time_point now) {
     }
 }
 
-// No stream open and nothing being written: the kept streams and the frame buffers go, so that an idle connection
-// holds its session and little else. Once a second at most, so a busy connection allocates nothing.
+// No stream open and nothing being written: the kept streams and the frame buffers go, and the session gives its
+// large blocks' pages back (once per idle spell), so that an idle connection holds its session's state and little
+// else. Once a second at most, so a busy connection allocates nothing.
 void h2_connection::trim() noexcept {
     if (open_ != 0 || write_pending_) {
         return;

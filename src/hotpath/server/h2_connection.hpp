@@ -121,8 +121,9 @@ private:
     std::string writing_; // the frames being written
     bool write_pending_ = false;
     bool draining_ = false;
-    bool ending_ = false; // a protocol error or the peer's end: close once the last frames are written
-    bool gone_ = false;   // closed: no more writes
+    bool ending_ = false;        // a protocol error or the peer's end: close once the last frames are written
+    bool cut_in_fields_ = false; // a header block far past the limits: GOAWAY(ENHANCE_YOUR_CALM) and close
+    bool gone_ = false;          // closed: no more writes
 };
 
 } // namespace hotpath

@@ -417,8 +417,8 @@ void write_metrics(request& req, response& res) {
                "body_budget (a connection's request bodies over limits.max_body_bytes: the stream is reset with "
                "REFUSED_STREAM, which a client may retry); and connections cut off with a GOAWAY: stream_resets "
                "(streams ended before their response: rapid reset, MadeYouReset), control_frames (floods of "
-               "frames that carry no request), frame_limits (nghttp2's: CONTINUATIONs, acknowledgements unread); "
-               "and header_fields: streams reset whose header block went on far past the header limits (HPACK bombs)",
+               "frames that carry no request), frame_limits (nghttp2's: CONTINUATIONs, acknowledgements unread), "
+               "header_fields (a header block far past the header limits: HPACK bombs)",
                metrics::metric_type::counter);
     out.sample("hotpath_http2_refusals_total", {{"limit", "body_budget"}}, h2[3]);
     out.sample("hotpath_http2_refusals_total", {{"limit", "stream_resets"}}, h2[4]);

@@ -48,7 +48,7 @@ struct loop_stats {
     counter h2_cut_resets;
     counter h2_cut_control;
     counter h2_cut_frames;
-    counter h2_cut_fields;  // streams reset whose header block went on far past the limits (HPACK bombs)
+    counter h2_cut_fields;  // connections ended whose header block went on far past the limits (HPACK bombs)
     counter bytes_received; // request bytes as they arrived, framing included
     counter bytes_sent;     // response bytes handed to the transport
     // Request states (server/request_state.hpp) made and freed by the loop's pool: made minus freed is how many
