@@ -9,24 +9,38 @@
 #include <algorithm>
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace {
 
-// Names an unknown word where a subcommand is required ("hotpath frobnicate", "hotpath serve nope"), which CLI11
-// would only answer with "A subcommand is required". Returns "" when every required subcommand is known.
+// Names an unknown word where a subcommand is required ("hotpath frobnicate", "hotpath serve nope"), or the
+// subcommand missing ("hotpath serve --port 9000"), which CLI11 would only answer with "A subcommand is required".
+// Returns "" when every required subcommand is known, or help is asked for.
 std::string unknown_subcommand(CLI::App& cli, int argc, char** argv) {
-    CLI::App* at = &cli;
-    std::string path = "hotpath";
     for (int i = 1; i < argc; ++i) {
-        const std::string word = argv[i];
-        if (word.empty() || word.front() == '-' || at->get_require_subcommand_min() == 0) {
+        if (const std::string_view word = argv[i]; word == "--help" || word == "-h") {
             return {};
         }
-        CLI::App* next = nullptr;
+    }
+    CLI::App* at = &cli;
+    std::string path = "hotpath";
+    for (int i = 1;; ++i) {
+        if (at->get_require_subcommand_min() == 0) {
+            return {};
+        }
         std::string known;
         for (CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
             known.append(known.empty() ? "" : ", ").append(sub->get_name());
+        }
+        const std::string word = i < argc ? argv[i] : "";
+        if (word.empty() || word.front() == '-') {
+            return at == &cli ? fmt::format("a command is needed: one of {} (see {} --help)", known, path)
+                              : fmt::format("{} needs a command: one of {} (see {} --help)",
+                                            std::string_view(path).substr(sizeof "hotpath"), known, path);
+        }
+        CLI::App* next = nullptr;
+        for (CLI::App* sub : at->get_subcommands([](CLI::App*) { return true; })) {
             next = sub->get_name() == word ? sub : next;
         }
         if (next == nullptr) {
@@ -35,7 +49,13 @@ std::string unknown_subcommand(CLI::App& cli, int argc, char** argv) {
         at = next;
         path += " " + word;
     }
-    return {};
+}
+
+// Whether the bare word after `word` may be its value ("--port 9000"): `word` is an option without "=". Options are
+// defined only once their subcommand is chosen, so which ones take a value is not known here.
+bool may_take_value(const char* word) {
+    const std::string_view w = word;
+    return w.size() >= 2 && w.front() == '-' && w.find('=') == std::string_view::npos;
 }
 
 // Options given before the subcommand they belong to ("hotpath serve --port 9000 platform"), as users of other tools
@@ -70,11 +90,12 @@ void hoist_subcommands(CLI::App& cli, std::vector<char*>& args) {
             }
         }
         if (args[i][0] == '-') {
-            // No subcommand after the options: the last bare word is most likely the one meant (an option's value
-            // comes before it), so it moves ahead to be named as unknown ("serve --port 1 nope": 'nope' is not a
-            // serve command), instead of the options being refused as the parent's. None at all: CLI11 answers.
+            // No subcommand after the options: the last bare word that may not be an option's value is most likely
+            // the one meant, so it moves ahead to be named as unknown ("serve --port 1 nope": 'nope' is not a serve
+            // command), instead of the options being refused as the parent's. None at all: unknown_subcommand says one
+            // is needed.
             for (std::size_t j = args.size(); j-- > i + 1;) {
-                if (args[j][0] != '-') {
+                if (args[j][0] != '-' && !may_take_value(args[j - 1])) {
                     std::rotate(args.begin() + static_cast<std::ptrdiff_t>(i),
                                 args.begin() + static_cast<std::ptrdiff_t>(j),
                                 args.begin() + static_cast<std::ptrdiff_t>(j) + 1);

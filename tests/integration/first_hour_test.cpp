@@ -183,6 +183,14 @@ TEST(first_hour, serve_takes_its_options_before_the_service_name_too) {
     EXPECT_EQ(unknown.code, 2) << unknown.out;
     EXPECT_NE(unknown.out.find("'nope' is not a hotpath serve command; try one of: platform"), std::string::npos)
         << unknown.out;
+    // No service at all: an option's value is not taken for one.
+    for (const std::vector<std::string>& args : {std::vector<std::string>{"serve", "--port", "9000"},
+                                                 std::vector<std::string>{"serve", "--threads=1", "--port", "9000"}}) {
+        const ran none = run(args);
+        EXPECT_EQ(none.code, 2) << none.out;
+        EXPECT_NE(none.out.find("hotpath: serve needs a command: one of platform, avatar"), std::string::npos)
+            << none.out;
+    }
 }
 
 // On a terminal the progress is a bar redrawn in place, then cleared for the report; through a pipe no control
