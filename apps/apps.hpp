@@ -36,6 +36,13 @@ void map_aggregator(app& routes, aggregator_options options);
 // serve, else one line saying what is wrong.
 std::string check_aggregator_options(aggregator_options& o);
 
+// Planted capacity shapes for `hotpath lab capacity` (docs/capacity.md), each an asynchronous wait of ?ms=:
+// GET /scale (alone: scales), /lock (one at a time per loop: serialised), /pool (`pool_workers` at a time per loop),
+// /grow?every= (a pool of `pool_workers` at first that takes one worker more per `every` ms while short, as .NET's
+// thread pool does), /usl?sigma=&kappa= (a wait that grows with the requests in flight as the Universal Scalability
+// Law says).
+void map_shapes(app& routes, unsigned pool_workers);
+
 // Case 5: GET / redirects (302) to https://avatar.spacefox.fr/Renard-{k}.png with k uniform in 0..n.
 void map_avatar(app& routes, unsigned n);
 

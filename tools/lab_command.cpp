@@ -3,6 +3,7 @@
 #include "command.hpp"
 #include "help.hpp"
 
+#include <hotpath/lab/capacity.hpp>
 #include <hotpath/lab/cases.hpp>
 #include <hotpath/lab/compare.hpp>
 #include <hotpath/lab/diagnose.hpp>
@@ -23,6 +24,9 @@ struct lab_command_options {
     lab::diagnose_options diagnose;
     tls_flags diagnose_tls; // https://: for the load and every scrape
     std::string compare_old, compare_new, compare_html;
+    lab::capacity_options capacity;
+    tls_flags capacity_tls;
+    std::string capacity_method, capacity_body, capacity_body_file, capacity_timeout, capacity_http;
     std::string which; // the case named on the command line; none: list the cases
 };
 
@@ -55,6 +59,9 @@ runner define_lab(CLI::App& cmd) {
         "diagnose",
         "Diagnose a running service (hotpath, .NET, or any with OpenTelemetry metrics): watch it, or --load it");
     CLI::App* compare = cmd.add_subcommand("compare", "Compare two lab runs (result.json files or --out folders)");
+    CLI::App* capacity = cmd.add_subcommand(
+        "capacity", "Any HTTP endpoint's capacity: a step load over users, the Universal Scalability Law fitted, the "
+                    "shape named (docs/capacity.md)");
     when_chosen(cmd, [o](CLI::App& c) {
         std::vector<std::string> choices = lab::case_names();
         choices.emplace_back("all");
@@ -103,7 +110,66 @@ runner define_lab(CLI::App& cmd) {
                      "comparison's text then "
                      "goes to standard error)");
     });
-    return [o, diagnose, compare]() -> int {
+    when_chosen(*capacity, [o](CLI::App& c) {
+        auto& k = o->capacity;
+        c.add_option("url", k.load_with.url, "The endpoint: http[s]://HOST:PORT/path (unless --scenario gives it)");
+        o->capacity_tls.add_to(c);
+        c.add_option("-m,--method", o->capacity_method, "Request method")->default_str("GET");
+        one_value_each(c.add_option("-H,--header", k.load_with.headers, "A request header, \"Name: value\""));
+        c.add_option("-b,--body", o->capacity_body, "Request body");
+        c.add_option("--body-file", o->capacity_body_file, "Read the request body from a file")
+            ->check(CLI::ExistingFile);
+        c.add_option("--scenario", k.load_with.scenario,
+                     "A scenario file (docs/scenarios.md) for every step's requests")
+            ->check(CLI::ExistingFile);
+        one_value_each(c.add_option("--expect-status", k.load_with.expect_status,
+                                    "A status that counts as success (repeatable), e.g. 404"));
+        c.add_option("--timeout", o->capacity_timeout, "Per-request timeout")->default_str("10s");
+        c.add_flag("--h2", k.load_with.h2, "HTTP/2 by ALPN over TLS (https:// only)");
+        c.add_flag("--h2c", k.load_with.h2c, "HTTP/2 over plain TCP with prior knowledge (http:// only)");
+        c.add_option("--http", o->capacity_http, "1.1, 2, or auto (ALPN over https://)");
+        c.add_option("--max-users", k.max_users, "The last step's users at most")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 100000u));
+        c.add_option("--min-steps", k.min_steps, "Steps before a plateau may end the run")
+            ->capture_default_str()
+            ->check(CLI::Range(1u, 20u));
+        c.add_option("--step", k.step, "Each step's measured window at least")->capture_default_str();
+        c.add_option("--max-step", k.max_step, "... and at most, held longer while unsteady or short of requests")
+            ->capture_default_str();
+        c.add_option("--warmup", k.warmup, "Each step's warm-up, left out")->capture_default_str();
+        c.add_option("--min-requests", k.min_requests, "Answers a step's window needs, unless --max-step passes")
+            ->capture_default_str();
+        c.add_option("--max-errors", k.max_errors, "A step past this share of failed requests is the last (0.01: 1%)")
+            ->capture_default_str();
+        c.add_option("--max-latency", k.max_latency, "A step whose mean latency passes this is the last, e.g. 2s");
+        c.add_option("--json", k.json_path,
+                     "Write the result (hotpath-capacity/1) to this file; - for standard output");
+        c.add_option("--html", k.html_path,
+                     "Write a self-contained page of the result, throughput and latency plotted against users");
+    });
+    return [o, diagnose, compare, capacity]() -> int {
+        if (capacity->parsed()) {
+            auto& lw = o->capacity.load_with;
+            lw.tls = o->capacity_tls.apply();
+            auto given = [&](const char* name) { return capacity->count(name) > 0; };
+            if (given("--method")) {
+                lw.method = o->capacity_method;
+            }
+            if (given("--body")) {
+                lw.body = o->capacity_body;
+            }
+            if (given("--body-file")) {
+                lw.body_file = o->capacity_body_file;
+            }
+            if (given("--timeout")) {
+                lw.timeout = o->capacity_timeout;
+            }
+            if (given("--http")) {
+                lw.http = o->capacity_http;
+            }
+            return lab::run_capacity(o->capacity, stdout, stderr);
+        }
         if (diagnose->parsed()) {
             o->diagnose.load_with.tls = o->diagnose_tls.apply();
             return lab::run_diagnose(o->diagnose, stdout, stderr);

@@ -443,6 +443,23 @@ runner define_serve(CLI::App& serve_cmd) {
             return 0;
         });
 
+    auto shapes_pool = std::make_shared<unsigned>(8);
+    add(
+        "shapes",
+        "Planted capacity shapes for lab capacity: GET /scale, /lock, /pool, /grow?every=, /usl?sigma=&kappa= (?ms=)",
+        5300,
+        [port_option, shapes_pool](CLI::App& c, service& s) {
+            port_option(c, s);
+            s.flags.options.threads = 1; // one lock and one pool: they are per event loop
+            c.add_option("--pool", *shapes_pool, "GET /pool: requests served at once per event loop")
+                ->capture_default_str()
+                ->check(CLI::Range(1u, 100000u));
+        },
+        [shapes_pool](app& routes, service&) {
+            apps::map_shapes(routes, *shapes_pool);
+            return 0;
+        });
+
     return [services]() -> int {
         for (auto& s : *services) {
             if (s->cmd->parsed()) {

@@ -401,6 +401,83 @@
         }
     }
 
+    // A `hotpath lab capacity` result (hotpath-capacity/1, docs/capacity.md): the verdict, the fit, the steps, and
+    // throughput and latency against users with the fitted curve.
+    function renderCapacity(main, doc, index) {
+        const id = "case-" + index;
+        const section = el("section", { class: "case", id });
+        main.append(section);
+        const name = "capacity of " + String(doc.url);
+        section.dataset.case = name;
+        document.getElementById("cases-nav").append(el("a", { href: "#" + id }, "capacity"));
+        section.append(el("h2", {}, name));
+        const v = asObject(doc.verdict);
+        if (v.text) {
+            section.append(el("p", { class: "verdict" }, String(v.text)));
+        }
+        const fit = doc.fit !== null && typeof doc.fit === "object" ? doc.fit : null;
+        if (fit) {
+            const pm = (x, se) => fmt(x) + (isNumber(se) ? " \u00b1 " + fmt(se) : " (at its bound)");
+            section.append(el("p", { class: "note" },
+                "X(N) = \u03bbN / (1 + \u03c3(N\u22121) + \u03baN(N\u22121)): \u03bb = " + pm(fit.lambda, fit.lambda_se) +
+                "/s, \u03c3 = " + (isNumber(fit.sigma) ? fit.sigma.toPrecision(3) : "\u2013") +
+                ", \u03ba = " + (isNumber(fit.kappa) ? fit.kappa.toPrecision(3) : "\u2013") +
+                ", R\u00b2 = " + (isNumber(fit.r_squared) ? fit.r_squared.toFixed(3) : "\u2013") +
+                (isNumber(fit.peak_users) ? "; peak at " + fmt(fit.peak_users) + " users" : "")));
+        }
+        const steps = asArray(doc.steps).filter((s) => s !== null && typeof s === "object" && isNumber(s.users));
+        if (steps.length === 0) {
+            section.append(el("p", { class: "note" }, "no steps in this document"));
+            return;
+        }
+        const table = el("table", {},
+            el("thead", {}, el("tr", {}, ...["users", "answers/s", "mean ms", "p99 ms", "errors %", "in flight", "fitted"]
+                .map((h) => el("th", {}, h)))));
+        const rows = el("tbody");
+        for (const s of steps) {
+            rows.append(el("tr", {}, el("td", {}, String(s.users)), el("td", {}, fmt(s.throughput)),
+                el("td", {}, fmt(s.mean_latency_s * 1000)), el("td", {}, fmt(s.p99_s * 1000)),
+                el("td", {}, fmt(s.error_share * 100)), el("td", {}, fmt(s.in_flight)),
+                el("td", {}, s.fitted ? "yes" : "no")));
+        }
+        // The first step that queued, measured again once the steps were done (a capacity that moved with time).
+        const again = doc.recheck !== null && typeof doc.recheck === "object" && doc.recheck.again !== null &&
+            typeof doc.recheck.again === "object" && isNumber(doc.recheck.again.users) ? doc.recheck.again : null;
+        if (again) {
+            rows.append(el("tr", { class: "recheck" }, el("td", {}, again.users + ", again at the end"),
+                el("td", {}, fmt(again.throughput)), el("td", {}, fmt(again.mean_latency_s * 1000)),
+                el("td", {}, fmt(again.p99_s * 1000)), el("td", {}, fmt(again.error_share * 100)),
+                el("td", {}, fmt(again.in_flight)), el("td", {}, "no")));
+        }
+        table.append(rows);
+        section.append(el("h3", {}, "Steps"), el("div", { class: "table-wrap" }, table));
+        const users = steps.map((s) => s.users);
+        const logUsers = { scales: { x: { time: false, distr: 3, log: 2 } } };
+        const grid = el("div", { class: "grid" });
+        section.append(el("h3", {}, "Against users"), grid);
+        const throughput = [{ label: "measured", values: steps.map((s) => (isNumber(s.throughput) ? s.throughput : null)), colour: 0 }];
+        if (fit && isNumber(fit.lambda) && isNumber(fit.sigma) && isNumber(fit.kappa)) {
+            throughput.push({
+                label: "fitted",
+                colour: 1,
+                dash: [6, 4],
+                values: users.map((n) => fit.lambda * n / (1 + fit.sigma * (n - 1) + fit.kappa * n * (n - 1))),
+            });
+        }
+        if (again && users.includes(again.users) && isNumber(again.throughput)) {
+            throughput.push({
+                label: "again, at the end",
+                colour: 3,
+                values: users.map((n) => (n === again.users ? again.throughput : null)),
+            });
+        }
+        addChart(grid, "capacity-throughput", "Answers per second", "users", "answers/s", users, throughput, logUsers);
+        addChart(grid, "capacity-latency", "Latency", "users", "ms", users, [
+            { label: "mean", values: steps.map((s) => (isNumber(s.mean_latency_s) ? s.mean_latency_s * 1000 : null)), colour: 0 },
+            { label: "p99", values: steps.map((s) => (isNumber(s.p99_s) ? s.p99_s * 1000 : null)), colour: 2 },
+        ], logUsers);
+    }
+
     function render() {
         const main = document.getElementById("report");
         main.textContent = "";
@@ -413,7 +490,11 @@
         }
         asArray(docs).forEach((doc, i) => {
             try {
-                renderCase(main, doc, i);
+                if (doc !== null && typeof doc === "object" && doc.schema === "hotpath-capacity/1") {
+                    renderCapacity(main, doc, i);
+                } else {
+                    renderCase(main, doc, i);
+                }
             } catch (e) {
                 main.append(el("p", { class: "error" }, "document " + (i + 1) + ": " + e.message));
                 console.error(e && e.stack ? e.stack : e);
@@ -429,6 +510,14 @@
             });
         }
         body.dataset.cases = String(asArray(docs).length);
+        // A page of capacity results alone: its note says how they were measured, not the cases' /debug/routes.
+        const capacityOnly = asArray(docs).length > 0 &&
+            asArray(docs).every((d) => d !== null && typeof d === "object" && d.schema === "hotpath-capacity/1");
+        const note = document.querySelector("header.page .note");
+        if (capacityOnly && note) {
+            note.textContent = "Measured from the outside by hotpath lab capacity (docs/capacity.md): a closed-model " +
+                "step load over users, the Universal Scalability Law fitted to its steps.";
+        }
         // Wider than the window means a phone would scroll sideways (the tables scroll inside their own box).
         body.dataset.width = document.documentElement.scrollWidth + "/" + document.documentElement.clientWidth;
         body.dataset.rendered = charts.length + " charts";

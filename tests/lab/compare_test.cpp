@@ -3,7 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <fstream>
 #include <string>
+#include <unistd.h>
 
 namespace hotpath::lab {
 namespace {
@@ -87,6 +90,55 @@ TEST(compare_test, the_page_is_self_contained_and_escapes_names) {
     EXPECT_EQ(html.find("<old>"), std::string::npos);
     EXPECT_NE(html.find("<svg"), std::string::npos);
     EXPECT_EQ(html.find("://"), std::string::npos);
+}
+
+// Two `lab capacity` results (hotpath-capacity/1) read as the case "capacity", a variant per step and the peak with
+// the shape as its headline: the step whose answers doubled is faster, the others within noise.
+TEST(compare_test, two_capacity_runs_compare_step_by_step) {
+    auto write = [](const std::string& text) {
+        char path[] = "/tmp/hotpath-capacity-compare-XXXXXX";
+        const int fd = ::mkstemp(path);
+        EXPECT_GE(fd, 0);
+        ::close(fd);
+        std::ofstream(path) << text;
+        return std::string(path);
+    };
+    auto doc = [](double at_two, const char* shape) {
+        return std::string(R"({"schema": "hotpath-capacity/1", "url": "u", "steps": [
+            {"users": 1, "throughput": 100, "p50_s": 0.01, "p99_s": 0.012, "error_share": 0, "requests": 300},
+            {"users": 2, "throughput": )") +
+               std::to_string(at_two) + R"(, "p50_s": 0.01, "p99_s": 0.012, "error_share": 0.01, "requests": 600}],
+            "fit": null, "verdict": {"shape": ")" +
+               shape + R"(", "peak_throughput": )" + std::to_string(at_two) + R"(}, "stopped": "x"})";
+    };
+    const std::string old_path = write(doc(100, "serialised"));
+    const std::string new_path = write(doc(200, "linear"));
+    const auto a = read_lab_side(old_path);
+    const auto b = read_lab_side(new_path);
+    std::remove(old_path.c_str());
+    std::remove(new_path.c_str());
+    ASSERT_TRUE(a) << a.error().message;
+    ASSERT_TRUE(b) << b.error().message;
+    ASSERT_EQ(a->cases.count("capacity"), 1u);
+    const auto& steps = a->cases.at("capacity").variants;
+    ASSERT_EQ(steps.size(), 2u);
+    EXPECT_EQ(steps[0].first, "1 user");
+    EXPECT_EQ(steps[1].first, "2 users");
+    EXPECT_DOUBLE_EQ(steps[1].second.p99_ms, 12);
+    EXPECT_DOUBLE_EQ(steps[1].second.errors, 6);
+    EXPECT_EQ(a->cases.at("capacity").headline_label, "peak answers/s (serialised)");
+    const comparison c = compare(*a, *b);
+    bool two_faster = false;
+    bool one_within = false;
+    for (const auto& row : c.rows) {
+        if (row.variant == "2 users") {
+            two_faster = figure(row, "rps").verdict == "faster";
+        } else if (row.variant == "1 user") {
+            one_within = figure(row, "rps").verdict == "within noise";
+        }
+    }
+    EXPECT_TRUE(two_faster);
+    EXPECT_TRUE(one_within);
 }
 
 } // namespace

@@ -449,5 +449,49 @@ TEST_F(html_report_browser_test, draws_documents_it_has_not_seen_the_like_of) {
     EXPECT_NE(run.out.find("not computed"), std::string::npos);
 }
 
+// A `lab capacity` result: its verdict, the steps' table (the step measured again at the end among them), and
+// throughput (measured, fitted, and measured again) and latency against users on a logarithmic axis; a document
+// without a fit or a second look draws the measured curve alone.
+TEST_F(html_report_browser_test, draws_a_capacity_result_with_its_fitted_curve) {
+    const auto docs = boost::json::parse(R"([
+        {"schema": "hotpath-capacity/1", "url": "http://127.0.0.1:5300/pool?ms=20",
+         "steps": [{"users": 1, "throughput": 50, "mean_latency_s": 0.02, "p99_s": 0.021, "error_share": 0,
+                    "in_flight": 1, "fitted": true},
+                   {"users": 2, "throughput": 99, "mean_latency_s": 0.02, "p99_s": 0.021, "error_share": 0,
+                    "in_flight": 2, "fitted": true},
+                   {"users": 4, "throughput": 197, "mean_latency_s": 0.02, "p99_s": 0.022, "error_share": 0,
+                    "in_flight": 4, "fitted": true},
+                   {"users": 8, "throughput": 395, "mean_latency_s": 0.02, "p99_s": 0.021, "error_share": 0,
+                    "in_flight": 8, "fitted": true}],
+         "fit": {"lambda": 51.3, "sigma": 0.005, "kappa": 0.003, "lambda_se": 3.9, "sigma_se": null,
+                 "kappa_se": 0.001, "r_squared": 0.96, "points": 4, "peak_users": 18, "peak_throughput": 457},
+         "recheck": {"users": 4, "first_throughput": 197, "first_mean_latency_s": 0.02, "change": "faster",
+                     "again": {"users": 4, "throughput": 310, "mean_latency_s": 0.013, "p99_s": 0.02,
+                               "error_share": 0, "in_flight": 4}},
+         "verdict": {"shape": "pool", "text": "a fixed pool: 413/s <b>at</b> a 80 ms latency", "knee_users": 8,
+                     "peak_throughput": 413, "peak_users": 32, "pool_size": 8.1},
+         "stopped": "throughput stopped growing for two steps"},
+        {"schema": "hotpath-capacity/1", "url": "x", "steps": [{"users": 1, "throughput": 5}], "fit": null,
+         "verdict": {}}
+    ])");
+    ASSERT_TRUE(test::ok(lab::write_report_html(
+        std::vector<boost::json::value>(docs.as_array().begin(), docs.as_array().end()), dir_ + "/capacity.html")));
+    const auto run = open("capacity.html", {"--dump-dom", "--window-size=1280,2400"});
+    ASSERT_EQ(run.exit_code, 0);
+    EXPECT_EQ(body_attribute(run.out, "data-errors"), "0") << body_attribute(run.out, "data-first-error");
+    EXPECT_EQ(body_attribute(run.out, "data-rendered"), "4 charts");
+    const auto drawn = charts(run.out);
+    ASSERT_EQ(drawn.size(), 4u);
+    EXPECT_EQ(drawn[0].kind, "capacity-throughput");
+    EXPECT_EQ(drawn[0].series, (std::vector<std::string>{"measured", "fitted", "again, at the end"}));
+    EXPECT_NE(run.out.find("4, again at the end"), std::string::npos);
+    EXPECT_EQ(drawn[1].kind, "capacity-latency");
+    EXPECT_EQ(drawn[1].series, (std::vector<std::string>{"mean", "p99"}));
+    EXPECT_EQ(drawn[2].series, std::vector<std::string>{"measured"});
+    EXPECT_NE(run.out.find("a fixed pool: 413/s &lt;b&gt;at&lt;/b&gt; a 80 ms latency"), std::string::npos);
+    EXPECT_NE(run.out.find("<title>hotpath lab: capacity, capacity</title>"), std::string::npos);
+    EXPECT_NE(run.out.find("Measured from the outside by hotpath lab capacity"), std::string::npos);
+}
+
 } // namespace
 } // namespace hotpath

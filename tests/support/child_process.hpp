@@ -146,7 +146,7 @@ private:
 
 inline std::uint16_t port_from(const std::string& announcement) {
     std::smatch m;
-    static const std::regex re(R"(http://127\.0\.0\.1:(\d+))");
+    static const std::regex re(R"(https?://127\.0\.0\.1:(\d+))");
     if (!std::regex_search(announcement, m, re)) {
         return 0;
     }

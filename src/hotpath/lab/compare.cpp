@@ -32,6 +32,43 @@ double number(const boost::json::object& o, std::string_view key) {
 }
 
 // One result.json into `side`; a problem when it cannot be.
+// A `lab capacity` result (docs/capacity.md) as the case "capacity": a variant per step ("8 users": its answers per
+// second, p50 and p99, errors), and the most answers per second measured as its headline, so that two capacity runs
+// compare step by step.
+result<void, problem> read_capacity(const boost::json::object& o, const fs::path& file, lab_side& side) {
+    const auto* steps = o.if_contains("steps");
+    if (steps == nullptr || !steps->is_array()) {
+        return problem{errc::invalid_value,
+                       fmt::format("{}: a hotpath-capacity/1 result without \"steps\"", file.string())};
+    }
+    case_figures c;
+    for (const auto& v : steps->get_array()) {
+        const auto* so = v.if_object();
+        if (so == nullptr || !so->contains("users")) {
+            return problem{errc::invalid_value, fmt::format("{}: a step without its users", file.string())};
+        }
+        const double users = number(*so, "users");
+        variant_figures f;
+        f.rps = number(*so, "throughput");
+        f.p50_ms = number(*so, "p50_s") * 1e3;
+        f.p99_ms = number(*so, "p99_s") * 1e3;
+        f.requests = number(*so, "requests");
+        f.errors = std::round(number(*so, "error_share") * f.requests);
+        c.variants.emplace_back(fmt::format("{:g} user{}", users, users == 1 ? "" : "s"), f);
+    }
+    c.headline_label = "peak answers/s";
+    if (const auto* v = o.if_contains("verdict"); v != nullptr && v->is_object()) {
+        if (const auto* peak = v->get_object().if_contains("peak_throughput"); peak != nullptr && peak->is_number()) {
+            c.headline = peak->to_number<double>();
+        }
+        if (const auto* shape = v->get_object().if_contains("shape"); shape != nullptr && shape->is_string()) {
+            c.headline_label += fmt::format(" ({})", std::string_view(shape->get_string()));
+        }
+    }
+    side.cases["capacity"] = std::move(c);
+    return {};
+}
+
 result<void, problem> read_result(const fs::path& file, lab_side& side) {
     std::ifstream in(file, std::ios::binary);
     if (!in) {
@@ -42,8 +79,14 @@ result<void, problem> read_result(const fs::path& file, lab_side& side) {
     const boost::json::value doc = boost::json::parse(text, ec);
     const auto* o = ec ? nullptr : doc.if_object();
     const auto* schema = o != nullptr ? o->if_contains("schema") : nullptr;
+    if (o != nullptr && schema != nullptr && schema->is_string() && schema->get_string() == "hotpath-capacity/1") {
+        return read_capacity(*o, file, side);
+    }
     if (o == nullptr || schema == nullptr || !schema->is_string() || schema->get_string() != "hotpath-lab/1") {
-        return problem{errc::invalid_value, fmt::format("{}: not a hotpath-lab/1 result (docs/lab.md)", file.string())};
+        return problem{errc::invalid_value,
+                       fmt::format("{}: not a hotpath-lab/1 result (docs/lab.md) nor a hotpath-capacity/1 one "
+                                   "(docs/capacity.md)",
+                                   file.string())};
     }
     const auto* name = o->if_contains("case");
     const auto* variants = o->if_contains("variants");
@@ -204,14 +247,14 @@ comparison compare(const lab_side& old_side, const lab_side& new_side, double no
                 continue;
             }
             const variant_figures& nf = *n;
-            c.rows.push_back(
-                {name,
-                 variant,
-                 "",
-                 {judge("rps", true, true, o.rps, nf.rps, noise), judge("p50", false, true, o.p50_ms, nf.p50_ms, noise),
-                  judge("p95", false, true, o.p95_ms, nf.p95_ms, noise),
-                  judge("p99", false, true, o.p99_ms, nf.p99_ms, noise),
-                  judge("errors", false, true, o.errors, nf.errors, noise)}});
+            variant_change row{name, variant, "", {judge("rps", true, true, o.rps, nf.rps, noise)}};
+            row.figures.push_back(judge("p50", false, true, o.p50_ms, nf.p50_ms, noise));
+            if (o.p95_ms != 0 || nf.p95_ms != 0) { // a capacity step has none
+                row.figures.push_back(judge("p95", false, true, o.p95_ms, nf.p95_ms, noise));
+            }
+            row.figures.push_back(judge("p99", false, true, o.p99_ms, nf.p99_ms, noise));
+            row.figures.push_back(judge("errors", false, true, o.errors, nf.errors, noise));
+            c.rows.push_back(std::move(row));
         }
         for (const auto& [variant, unused] : new_case.variants) {
             if (find_variant(old_case, variant) == nullptr) {

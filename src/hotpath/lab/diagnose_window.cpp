@@ -60,10 +60,8 @@ int load_or_watch(const diagnose_options& o, const load::plan& plan, bool loadin
     fmt::print(out, "hotpath lab diagnose: loading {} for {} ({} connections{})\n", what, o.duration, plan.connections,
                o.load_with.rate ? fmt::format(", {}/s", *o.load_with.rate) : std::string());
     std::fflush(out);
-    int stopped_by = 0;
-    auto r = load::run(plan, load::progress_mode::none, err, &stopped_by);
-    note_signal(stopped_by);
-    if (interrupted()) {
+    auto r = run_load(plan, load::progress_mode::none, err);
+    if (!r && r.error().code == errc::cancelled) {
         fmt::print(err, "hotpath: lab diagnose interrupted\n");
         return 130;
     }

@@ -66,7 +66,10 @@ std::string page_title(const std::vector<boost::json::value>& results) {
     for (const auto& r : results) {
         const auto* doc = r.if_object();
         const auto* name = doc != nullptr ? doc->if_contains("case") : nullptr;
-        if (name != nullptr && name->is_string()) {
+        const auto* schema = doc != nullptr ? doc->if_contains("schema") : nullptr;
+        if (schema != nullptr && schema->is_string() && schema->as_string() == "hotpath-capacity/1") {
+            names += names.empty() ? "capacity" : ", capacity";
+        } else if (name != nullptr && name->is_string()) {
             names += names.empty() ? "" : ", ";
             names += name->as_string();
         }

@@ -207,13 +207,8 @@ struct lab_run {
         if (before) {
             before(vo.plan);
         }
-        int stopped_by = 0;
         const auto mode = ::isatty(::fileno(progress)) != 0 ? load::progress_mode::terminal : load::progress_mode::none;
-        auto r = load::run(vo.plan, mode, progress, &stopped_by);
-        note_signal(stopped_by);
-        if (interrupted()) {
-            return problem{errc::cancelled, "interrupted"};
-        }
+        auto r = run_load(vo.plan, mode, progress);
         if (!r) {
             return std::move(r).error();
         }

@@ -1,6 +1,8 @@
 // Child services: fork, exec of /proc/self/exe, the port from its first line, a health check, and the stop.
 #include <hotpath/lab/services.hpp>
 
+#include <hotpath/load/runner.hpp>
+
 #include <fmt/core.h>
 
 #include <filesystem>
@@ -166,6 +168,19 @@ void note_signal(int signal_number) {
     if (signal_number != 0) {
         signal_seen = signal_number;
     }
+}
+
+result<load::results, problem> run_load(const load::plan& plan, load::progress_mode mode, std::FILE* progress) {
+    if (interrupted()) {
+        return problem{errc::cancelled, "interrupted"};
+    }
+    int stopped_by = 0;
+    auto r = load::run(plan, mode, progress, &stopped_by);
+    note_signal(stopped_by);
+    if (interrupted()) {
+        return problem{errc::cancelled, "interrupted"};
+    }
+    return r;
 }
 
 result<probe::fetched, problem> get_local(const service& s, std::string_view path_and_query,

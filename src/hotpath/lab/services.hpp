@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <list>
 #include <memory>
 #include <mutex>
@@ -18,6 +19,12 @@
 #include <thread>
 #include <vector>
 
+namespace hotpath::load {
+struct plan;
+struct results;
+enum class progress_mode : std::uint8_t;
+} // namespace hotpath::load
+
 namespace hotpath::lab {
 
 // SIGINT and SIGTERM for the lab: blocked in the calling thread (call it first in main's thread, before any other
@@ -26,6 +33,9 @@ void block_stop_signals();
 // True once SIGINT or SIGTERM has arrived (polls; remembers). note_signal() records one the load runner took.
 bool interrupted();
 void note_signal(int signal_number);
+// Runs the load `plan` (load::run) under those signals: one that ended it early is noted for interrupted(), and the
+// result is then errc::cancelled ("interrupted"), as it is when one came before.
+result<load::results, problem> run_load(const load::plan& plan, load::progress_mode mode, std::FILE* progress);
 
 // Runs `hotpath <args...>` from this same executable (a setup step: `freight init ...`) in the current folder and
 // waits for it, at most `timeout` (then it is killed). A problem with its last line of output, or how it ended, when
