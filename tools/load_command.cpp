@@ -5,12 +5,17 @@
 #include <hotpath/load/options.hpp>
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
+#include <hotpath/server/server.hpp>
 
 #include <CLI/CLI.hpp>
+#include <boost/json/value.hpp>
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
+#include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <memory>
 #include <unistd.h>
@@ -35,10 +40,15 @@ struct load_flags {
     double rate = 0;
     unsigned max_connections = 0;
     std::string stages;
+    std::string segment;
+    std::string segment_sequence;
+    std::string start_at;
+    std::string control;
     std::string warmup;
     std::string json;
     std::string io = "auto";
     bool quiet = false;
+    bool no_thresholds = false;
     tls_flags tls;
 
     void add_to(CLI::App& cmd) {
@@ -86,6 +96,21 @@ struct load_flags {
             "Load profile: \"rate=1/s:5s, rate=2/s:10s\" (open) or \"vus=0..240:60s, vus=240:60s\" (closed); "
             "sets the run's length (not with -d or --rate)");
         cmd.add_option("--warmup", warmup, "Leave this first period out of the results, e.g. 5s");
+        cmd.add_option("--segment", segment,
+                       "Send only this part of the plan, for one plan split over many generators: A:B (fractions, "
+                       "e.g. 1/4:1/2) or I/N (the I-th of N equal parts, from 0); users, requests and arrivals are "
+                       "dealt so that the parts add up to the whole exactly");
+        cmd.add_option("--segment-sequence", segment_sequence,
+                       "The parts' boundaries, the same for every generator of the run, e.g. 0,1/4,1/2,1 (default: "
+                       "0, A, B, 1)");
+        cmd.add_option("--start-at", start_at,
+                       "Begin at this time, for generators that start together: RFC 3339 with its zone "
+                       "(2026-12-06T16:00:00Z) or Unix seconds (date +%s)");
+        cmd.add_flag("--paused", o.paused,
+                     "Begin when released: SIGUSR1 (kill -USR1 PID), or POST /start to the --control endpoint");
+        cmd.add_option("--control", control,
+                       "Serve GET /status, POST /start and POST /stop for this run at HOST:PORT (or PORT, on "
+                       "127.0.0.1; 0 picks a free port)");
         one_value_each(cmd.add_option("--threshold", o.thresholds,
                                       "Pass/fail: p95<150ms, errors<8%, rps>1000 (repeatable; exit 3 on failure)"));
         one_value_each(
@@ -95,6 +120,9 @@ struct load_flags {
                        "Also write the results as JSON (schema hotpath-load/1) to this file; - for standard output "
                        "(the report then goes to standard error)");
         cmd.add_flag("-q,--quiet", quiet, "No progress display");
+        cmd.add_flag("--no-thresholds", no_thresholds,
+                     "Report the thresholds but leave the exit code to `hotpath load merge`, which judges them on the "
+                     "merged run (for one part of a plan split with --segment)");
         cmd.add_option("--io", io, "Socket I/O: io_uring where available (auto), uring, or epoll")
             ->default_str("auto")
             ->check(CLI::IsMember({"auto", "uring", "epoll"}));
@@ -153,6 +181,15 @@ struct load_flags {
         if (given("--warmup")) {
             o.warmup = warmup;
         }
+        if (given("--segment")) {
+            o.segment = segment;
+        }
+        if (given("--segment-sequence")) {
+            o.segment_sequence = segment_sequence;
+        }
+        if (given("--start-at")) {
+            o.start_at = start_at;
+        }
         if (given("--io")) {
             o.io = io == "uring"   ? load::plan::io_choice::uring
                    : io == "epoll" ? load::plan::io_choice::epoll
@@ -160,6 +197,122 @@ struct load_flags {
         }
     }
 };
+
+// --control: the run's phase, its release and its early end over HTTP, on one event loop of its own (what
+// k6-operator's starter drives: every generator up and paused, then released together).
+class control_endpoint {
+public:
+    control_endpoint(load::run_control& control, std::string address, std::uint16_t port)
+        : routes_(make_routes(control)), server_(routes_, options_for(std::move(address), port)) {}
+    result<void, problem> start() { return server_.start(); }
+    std::string url() const { return server_.url(); }
+
+private:
+    static server_options options_for(std::string address, std::uint16_t port) {
+        server_options o;
+        o.address = std::move(address);
+        o.port = port;
+        o.threads = 1;
+        o.stall_threshold = std::chrono::milliseconds{0};
+        return o;
+    }
+    static app make_routes(load::run_control& control) {
+        app a;
+        a.get("/status", [&control](request&, response& res) {
+            const auto text = [](std::optional<load::wall_clock::time_point> t) {
+                return t ? boost::json::value(load::wall_clock_text(*t)) : boost::json::value(nullptr);
+            };
+            const auto phase = control.now();
+            res.json(boost::json::object{
+                {"phase", phase == load::run_control::phase::waiting   ? "waiting"
+                          : phase == load::run_control::phase::running ? "running"
+                                                                       : "finished"},
+                {"paused", control.paused() && phase == load::run_control::phase::waiting && !control.released()},
+                {"start_at", text(control.start_at())},
+                {"started_at", text(control.began())}});
+        });
+        a.post("/start", [&control](request&, response& res) {
+            if (control.release()) {
+                res.json(boost::json::object{{"released", true}});
+            } else {
+                res.problem(http::status::conflict, control.now() != load::run_control::phase::waiting
+                                                        ? "the run has begun already"
+                                                    : control.paused() ? "the run is released already"
+                                                                       : "the run is not paused (--paused)");
+            }
+        });
+        a.post("/stop", [&control](request&, response& res) {
+            control.stop();
+            res.json(boost::json::object{{"stopping", true}});
+        });
+        return a;
+    }
+
+    app routes_;
+    server server_;
+};
+
+// "PORT" (on 127.0.0.1), "HOST:PORT" or "[IPv6]:PORT"; none when it is none of those.
+std::optional<std::pair<std::string, std::uint16_t>> host_and_port(std::string_view text) {
+    std::string_view host = "127.0.0.1";
+    std::string_view port = text;
+    if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+            host = host.substr(1, host.size() - 2);
+        } else if (host.find(':') != std::string_view::npos) {
+            return std::nullopt; // an IPv6 address goes in brackets
+        }
+    }
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (host.empty() || port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
+        return std::nullopt;
+    }
+    return std::pair{std::string(host), static_cast<std::uint16_t>(value)};
+}
+
+// Writes `text` to `path` whole or not at all, as others may wait for the file to appear (a merge Job on a shared
+// volume): into a file beside it, renamed over it once complete. A path that is not a regular file (/dev/stdout, a
+// pipe) is written in place.
+bool write_whole(const std::string& path, const std::string& text) {
+    std::error_code ec;
+    const auto status = std::filesystem::status(path, ec);
+    if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) {
+        std::ofstream out(path, std::ios::binary);
+        out << text;
+        return static_cast<bool>(out.flush());
+    }
+    const std::string partial = path + ".partial-" + std::to_string(::getpid());
+    {
+        std::ofstream out(partial, std::ios::binary);
+        out << text;
+        if (!out.flush()) {
+            std::filesystem::remove(partial, ec);
+            return false;
+        }
+    }
+    std::filesystem::rename(partial, path, ec);
+    if (ec) {
+        std::filesystem::remove(partial, ec);
+        return false;
+    }
+    return true;
+}
+
+// The exit code of a run's (or a merged run's) verdict.
+int exit_code_of(hotpath::load::verdict v) {
+    switch (v) {
+    case hotpath::load::verdict::passed:
+        return 0;
+    case hotpath::load::verdict::threshold_failed:
+        return 3;
+    case hotpath::load::verdict::nothing_succeeded:
+        return 4;
+    }
+    return 1;
+}
 
 int run_load(load_flags& flags, const CLI::App& cmd) {
     using namespace hotpath::load;
@@ -183,23 +336,55 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
     const progress_mode mode = flags.quiet                    ? progress_mode::none
                                : ::isatty(STDERR_FILENO) != 0 ? progress_mode::terminal
                                                               : progress_mode::lines;
+    if (p.paused) {
+        // Blocked before any thread starts (the control endpoint's loop among them): the release reaches the run,
+        // never SIGUSR1's default action, which ends the process.
+        sigset_t release;
+        sigemptyset(&release);
+        sigaddset(&release, SIGUSR1);
+        pthread_sigmask(SIG_BLOCK, &release, nullptr);
+    }
+    run_control control;
+    std::unique_ptr<control_endpoint> endpoint;
+    if (!flags.control.empty()) {
+        const auto where = host_and_port(flags.control);
+        if (!where) {
+            fmt::print(stderr, "hotpath: --control {}: expected PORT, HOST:PORT or [IPv6]:PORT\n", flags.control);
+            return 2;
+        }
+        endpoint = std::make_unique<control_endpoint>(control, where->first, where->second);
+        if (auto started = endpoint->start(); !started) {
+            fmt::print(stderr, "hotpath: --control: cannot listen on {}: {}\n", flags.control, started.error().message);
+            return 1;
+        }
+        fmt::print(stderr, "hotpath load: control endpoint {} (GET /status, POST /start, POST /stop)\n",
+                   endpoint->url());
+    }
+    if (p.paused) {
+        fmt::print(stderr, "hotpath load: paused until SIGUSR1 (kill -USR1 {}){}\n", ::getpid(),
+                   endpoint ? " or POST " + endpoint->url() + "/start" : std::string());
+    }
+    std::fflush(stderr);
     print_header(report_out, p);
     std::fflush(report_out);
     int stopped_by = 0;
-    auto outcome = run(p, mode, stderr, &stopped_by);
+    auto outcome = run(p, mode, stderr, &stopped_by, &control);
     if (!outcome) {
         fmt::print(stderr, "hotpath: {}\n", outcome.error().message);
-        return 1;
+        return stopped_by != 0 ? 128 + stopped_by : 1;
     }
     const auto checks = evaluate(p, *outcome);
     print_report(report_out, p, *outcome, checks);
+    if (flags.no_thresholds && !checks.empty()) {
+        fmt::print(report_out,
+                   "  Thresholds   this part's only, not its exit code (--no-thresholds): hotpath load merge "
+                   "judges them on the whole run\n");
+    }
     if (json_out) {
         fmt::print(stdout, "{}\n", to_json(p, *outcome, checks));
         std::fflush(stdout);
     } else if (!flags.json.empty()) {
-        std::ofstream out(flags.json, std::ios::binary);
-        out << to_json(p, *outcome, checks) << "\n";
-        if (!out) {
+        if (!write_whole(flags.json, to_json(p, *outcome, checks) + "\n")) {
             fmt::print(stderr, "hotpath: cannot write {}\n", flags.json);
             return 1;
         }
@@ -207,28 +392,25 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
     if (stopped_by != 0) {
         return 128 + stopped_by; // cut short: 130 for Ctrl-C, as a shell reports it
     }
-    switch (judge(*outcome, checks)) {
-    case verdict::passed:
-        return 0;
-    case verdict::threshold_failed:
-        return 3;
-    case verdict::nothing_succeeded:
-        return 4;
+    const verdict judged = judge(*outcome, checks);
+    if (flags.no_thresholds && judged == verdict::threshold_failed) {
+        return 0; // left to `hotpath load merge`, which judges them on the whole run
     }
-    return 1;
+    return exit_code_of(judged);
 }
 
 // Merges the --json files of simultaneous runs: merged JSON on stdout, the report on stderr.
 int run_merge(const std::vector<std::string>& paths) {
     std::string json;
     std::string report;
-    if (auto merged = hotpath::load::merge_files(paths, json, report); !merged) {
+    auto judged = hotpath::load::verdict::passed;
+    if (auto merged = hotpath::load::merge_files(paths, json, report, &judged); !merged) {
         fmt::print(stderr, "hotpath: {}\n", merged.error().message);
         return 1;
     }
     fmt::print(stdout, "{}\n", json);
     fmt::print(stderr, "{}", report);
-    return 0;
+    return exit_code_of(judged);
 }
 
 runner define_load(CLI::App& cmd) {

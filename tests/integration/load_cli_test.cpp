@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <memory>
 #include <regex>
 #include <string>
 #include <thread>
@@ -53,6 +55,20 @@ std::pair<int, std::string> run(const std::vector<std::string>& args, std::chron
     child c(args, 0, HOTPATH_SANITIZED ? 0 : rlim_t{2} << 30);
     std::string out = c.rest();
     return {c.wait_exit(timeout), std::move(out)};
+}
+
+// Unix seconds (as `date +%s` prints) `ahead` from now, rounded up to a whole second.
+std::string unix_seconds_from_now(std::chrono::seconds ahead) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    return std::to_string(std::chrono::ceil<std::chrono::seconds>(now + ahead).count());
+}
+
+// What curl prints for `args` (its own options and a URL).
+std::string curl(const std::string& args) {
+    child c("/bin/sh", {"-c", "curl -sS --max-time 5 " + args});
+    std::string out = c.rest();
+    c.wait_exit();
+    return out;
 }
 
 std::string joined(const std::vector<std::string>& args) {
@@ -157,7 +173,20 @@ TEST(load_cli_test, conflicting_or_out_of_range_options_are_bad_usage_naming_the
         {{"load", url, "-b", "x", "--body-file", "/etc/hostname"}, "--body and --body-file do not mix"},
         {{"frobnicate"}, "'frobnicate' is not a hotpath command; try one of: freight, lab, load, probe, serve"},
         {{"serve", "nope"}, "'nope' is not a hotpath serve command; try one of: platform, avatar, weather, aggregator"},
-        {{"serve"}, "A subcommand is required"},
+        {{"serve"}, "hotpath: serve needs a command: one of platform, avatar"},
+        {{"load", url, "--segment", "3/3"}, "I-th of N equal segments"},
+        {{"load", url, "--segment", "1/2:1/4"}, "segment 1/2:1/4 is empty"},
+        {{"load", url, "--segment", "0:1/3", "--segment-sequence", "0,1/2,1"}, "is not in the sequence"},
+        {{"load", url, "--segment-sequence", "0,1/2,1"}, "--segment-sequence needs --segment"},
+        {{"load", url, "-c", "2", "--segment", "2/3"}, "holds none of the plan's 2 users"},
+        {{"load", url, "--start-at", "2020-01-01T00:00:00Z"}, "--start-at 2020-01-01T00:00:00.000Z was "},
+        {{"load", url, "--start-at", "tomorrow"}, "--start-at tomorrow: not a time; give RFC 3339"},
+        {{"load", url, "--start-at", "2026-12-06T16:00:00"}, "with its zone"},
+        {{"load", url, "--start-at", unix_seconds_from_now(48h)}, "is more than a day ahead"},
+        {{"load", url, "--start-at", unix_seconds_from_now(60s), "--paused"}, "two ways to begin"},
+        {{"load", url, "--control", "nope"}, "--control nope: expected PORT, HOST:PORT or [IPv6]:PORT"},
+        {{"load", url, "--control", "::1:80"}, "expected PORT, HOST:PORT"},
+        {{"load", url, "--control", "70000"}, "expected PORT, HOST:PORT"},
     };
     for (const auto& [args, expected] : cases) {
         const auto [code, out] = run(args);
@@ -165,6 +194,181 @@ TEST(load_cli_test, conflicting_or_out_of_range_options_are_bad_usage_naming_the
         EXPECT_NE(out.find(expected), std::string::npos) << joined(args) << "\n" << out;
         EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << joined(args) << "\n" << out;
         EXPECT_EQ(out.rfind("hotpath: ", 0), 0u) << out;
+    }
+}
+
+// Generators of one plan given one start time: each begins at it (its event loops' first tick), and the merge
+// says how far apart they began.
+TEST(load_cli_test, generators_given_one_start_time_begin_together_at_it) {
+    platform server;
+    ASSERT_NE(server.port(), 0);
+    const std::string at = unix_seconds_from_now(2s);
+    const std::int64_t at_ns = std::stoll(at) * 1'000'000'000;
+    std::vector<std::string> files;
+    std::vector<std::unique_ptr<child>> parts;
+    for (int i = 0; i < 3; ++i) {
+        files.push_back(temp_path("together_" + std::to_string(i) + ".json"));
+        parts.push_back(std::make_unique<child>(std::vector<std::string>{
+            "load", server.url("/plaintext"), "-n", "900", "-c", "3", "-t", "1", "--start-at", at, "--segment",
+            std::to_string(i) + "/3", "--no-thresholds", "-q", "--json", files.back()}));
+    }
+    for (int i = 0; i < 3; ++i) {
+        const std::string out = parts[static_cast<std::size_t>(i)]->rest();
+        EXPECT_EQ(parts[static_cast<std::size_t>(i)]->wait_exit(), 0) << out;
+        EXPECT_NE(out.find("  Started      "), std::string::npos) << out;
+        EXPECT_NE(out.find(" (--start-at "), std::string::npos) << out;
+        const auto doc = boost::json::parse(read_all(files[static_cast<std::size_t>(i)])).as_object();
+        const std::int64_t began = doc.at("run").at("started_unix_ns").to_number<std::int64_t>();
+        // At the time, not before; late by what a loaded machine (or a sanitizer) takes to wake a thread.
+        EXPECT_GE(began, at_ns) << out;
+        EXPECT_LT(began, at_ns + 100'000'000) << out;
+    }
+    // The merged document to a file of its own: on one pipe, standard error's report would cut through it.
+    const std::string merged_file = temp_path("together_merged.json");
+    std::string command = std::string(HOTPATH_BINARY) + " load merge";
+    for (const auto& f : files) {
+        command += " " + f;
+    }
+    child merge("/bin/sh", {"-c", command + " > " + merged_file});
+    const std::string report = merge.rest();
+    EXPECT_EQ(merge.wait_exit(), 0) << report;
+    EXPECT_NE(report.find(", every event loop within "), std::string::npos) << report;
+    const auto merged = boost::json::parse(read_all(merged_file)).as_object();
+    EXPECT_EQ(merged.at("responses").to_number<std::int64_t>(), 900);
+    EXPECT_LT(merged.at("run").at("start_spread_ns").to_number<std::int64_t>(), 100'000'000) << report;
+    files.push_back(merged_file);
+    for (const auto& f : files) {
+        std::remove(f.c_str());
+    }
+}
+
+// --paused waits for POST /start on --control (once: a second is a conflict), as k6-operator's starter releases
+// its generators; the run's start is after the release.
+TEST(load_cli_test, a_paused_run_waits_for_its_release_through_the_control_endpoint) {
+    platform server;
+    ASSERT_NE(server.port(), 0);
+    const std::string json = temp_path("paused.json");
+    child load({"load", server.url("/plaintext"), "-n", "200", "-c", "2", "-t", "1", "--paused", "--control", "0", "-q",
+                "--json", json});
+    const std::string first = load.line();
+    ASSERT_NE(first.find("hotpath load: control endpoint http://127.0.0.1:"), std::string::npos) << first;
+    const std::string control = "http://127.0.0.1:" + std::to_string(port_from(first));
+    const std::string second = load.line();
+    EXPECT_NE(second.find("paused until SIGUSR1 (kill -USR1 " + std::to_string(load.pid()) + ") or POST " + control +
+                          "/start"),
+              std::string::npos)
+        << second;
+    std::this_thread::sleep_for(300ms);
+    const std::string waiting = curl(control + "/status");
+    EXPECT_NE(waiting.find(R"("phase":"waiting","paused":true)"), std::string::npos) << waiting;
+    EXPECT_NE(curl("-X POST " + control + "/stop-nothing -w ' %{http_code}'").find(" 404"), std::string::npos);
+    const auto released = std::chrono::system_clock::now();
+    EXPECT_EQ(curl("-X POST " + control + "/start"), R"({"released":true})");
+    const std::string again = curl("-X POST " + control + "/start -w ' %{http_code}'");
+    EXPECT_NE(again.find(" 409"), std::string::npos) << again;
+    const std::string out = load.rest();
+    EXPECT_EQ(load.wait_exit(), 0) << out;
+    EXPECT_NE(out.find("200 responses"), std::string::npos) << out;
+    EXPECT_NE(out.find(" (released)"), std::string::npos) << out;
+    const auto doc = boost::json::parse(read_all(json)).as_object();
+    EXPECT_GE(doc.at("run").at("started_unix_ns").to_number<std::int64_t>(),
+              std::chrono::duration_cast<std::chrono::nanoseconds>(released.time_since_epoch()).count());
+    std::remove(json.c_str());
+}
+
+// SIGUSR1 releases a paused run; SIGTERM before the release ends it with no report and no file.
+TEST(load_cli_test, sigusr1_releases_a_paused_run_and_sigterm_before_it_ends_it_without_a_report) {
+    platform server;
+    ASSERT_NE(server.port(), 0);
+    {
+        child load({"load", server.url("/plaintext"), "-n", "50", "-c", "1", "-t", "1", "--paused", "-q"});
+        const std::string first = load.line();
+        EXPECT_NE(first.find("paused until SIGUSR1 (kill -USR1 " + std::to_string(load.pid()) + ")"), std::string::npos)
+            << first;
+        std::this_thread::sleep_for(200ms);
+        load.signal(SIGUSR1);
+        const std::string out = load.rest();
+        EXPECT_EQ(load.wait_exit(), 0) << out;
+        EXPECT_NE(out.find("50 responses"), std::string::npos) << out;
+    }
+    {
+        const std::string json = temp_path("never.json");
+        child load({"load", server.url("/plaintext"), "-n", "50", "-c", "1", "-t", "1", "--paused", "--json", json});
+        load.line();
+        std::this_thread::sleep_for(200ms);
+        load.signal(SIGTERM);
+        const std::string out = load.rest();
+        EXPECT_EQ(load.wait_exit(), 143) << out;
+        EXPECT_NE(out.find("hotpath: interrupted before the start (SIGTERM)"), std::string::npos) << out;
+        EXPECT_EQ(out.find("Requests"), std::string::npos) << out;
+        EXPECT_FALSE(std::ifstream(json).is_open());
+    }
+}
+
+// POST /stop ends a running run as SIGTERM does; a control port already taken is told, exit 1.
+TEST(load_cli_test, the_control_endpoint_shows_a_running_run_and_stops_it) {
+    platform server;
+    ASSERT_NE(server.port(), 0);
+    const std::string json = temp_path("stopped.json");
+    child load({"load", server.url("/plaintext"), "-d", "20s", "-c", "2", "-t", "1", "-q", "--control", "127.0.0.1:0",
+                "--json", json});
+    const std::string control = "http://127.0.0.1:" + std::to_string(port_from(load.line()));
+    std::this_thread::sleep_for(500ms);
+    const std::string status = curl(control + "/status");
+    EXPECT_NE(status.find(R"("phase":"running","paused":false,"start_at":null,"started_at":"20)"), std::string::npos)
+        << status;
+    EXPECT_EQ(curl("-X POST " + control + "/stop"), R"({"stopping":true})");
+    const std::string out = load.rest();
+    EXPECT_EQ(load.wait_exit(), 143) << out;
+    EXPECT_NE(out.find("INTERRUPTED by SIGTERM"), std::string::npos) << out;
+    EXPECT_NE(read_all(json).find(R"("ended":"interrupted")"), std::string::npos);
+    std::remove(json.c_str());
+
+    const auto [code, taken] =
+        run({"load", server.url("/plaintext"), "-n", "1", "--control", std::to_string(server.port())});
+    EXPECT_EQ(code, 1) << taken;
+    EXPECT_NE(taken.find("hotpath: --control: cannot listen on " + std::to_string(server.port())), std::string::npos)
+        << taken;
+}
+
+// A plan split in three parts run as three processes, options before and after the URL: the parts' answers add
+// up to -n, each part's failing threshold leaves its exit code alone (--no-thresholds), and the merge judges the
+// whole: rps>N held by the three together, p99 below a bound nothing meets failed.
+TEST(load_cli_test, a_plan_split_in_segments_merges_to_the_whole_with_one_verdict) {
+    platform server;
+    ASSERT_NE(server.port(), 0);
+    for (const char* bound : {"errors<1%", "p99<1us"}) {
+        std::vector<std::string> files;
+        for (int i = 0; i < 3; ++i) {
+            files.push_back(temp_path("segment_" + std::to_string(i) + ".json"));
+            const std::string part = std::to_string(i) + "/3";
+            std::vector<std::string> args{"load",        server.url("/plaintext"),
+                                          "-n",          "1000",
+                                          "-c",          "6",
+                                          "-t",          "1",
+                                          "--threshold", bound,
+                                          "-q",          "--json",
+                                          files.back()};
+            // The part's options before the URL for one of them, after it for the others.
+            const std::vector<std::string> split{"--segment", part, "--no-thresholds"};
+            args.insert(i == 1 ? args.begin() + 1 : args.end(), split.begin(), split.end());
+            const auto [code, out] = run(args);
+            EXPECT_EQ(code, 0) << joined(args) << "\n" << out;
+            const std::string named =
+                std::vector<std::string>{"0:1/3", "1/3:2/3", "2/3:1"}[static_cast<std::size_t>(i)];
+            EXPECT_NE(out.find("; segment " + named + " of it"), std::string::npos) << out;
+            EXPECT_NE(read_all(files.back()).find("\"segment\":\"" + named + "\""), std::string::npos);
+        }
+        std::vector<std::string> merge{"load", "merge"};
+        merge.insert(merge.end(), files.begin(), files.end());
+        const auto [code, out] = run(merge);
+        EXPECT_EQ(code, std::string(bound) == "errors<1%" ? 0 : 3) << bound << "\n" << out;
+        EXPECT_NE(out.find("\"responses\":1000,"), std::string::npos) << out;
+        EXPECT_NE(out.find("\"connections_opened\":6,"), std::string::npos) << out;
+        EXPECT_EQ(out.find("\"segment\""), std::string::npos) << "the merged run is the whole: " << out;
+        for (const auto& f : files) {
+            std::remove(f.c_str());
+        }
     }
 }
 
@@ -239,6 +443,29 @@ TEST(load_cli_test, an_interrupted_run_is_marked_in_the_report_the_json_and_the_
     EXPECT_NE(doc.find(R"("ended":"interrupted")"), std::string::npos) << doc;
     EXPECT_NE(doc.find(R"("signal":"SIGINT")"), std::string::npos) << doc;
     std::remove(json.c_str());
+}
+
+// --json FILE appears whole or not at all (a merge may be waiting for it): written beside it, then renamed; a path
+// that is not a regular file is written in place; one that cannot be written is told, exit 1.
+TEST(load_cli_test, the_json_file_appears_whole_and_a_bad_path_is_told) {
+    platform srv;
+    ASSERT_NE(srv.port(), 0);
+    const auto dir = std::filesystem::path(::testing::TempDir()) / ("hotpath_json_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    const std::string json = (dir / "run.json").string();
+    auto [code, out] = run({"load", srv.url("/plaintext"), "-n", "100", "-c", "2", "-t", "1", "-q", "--json", json});
+    EXPECT_EQ(code, 0) << out;
+    EXPECT_NO_THROW((void)boost::json::parse(read_all(json)));
+    EXPECT_EQ(std::distance(std::filesystem::directory_iterator(dir), std::filesystem::directory_iterator()), 1)
+        << "nothing left beside it";
+    std::filesystem::remove_all(dir);
+    std::tie(code, out) =
+        run({"load", srv.url("/plaintext"), "-n", "10", "-c", "1", "-t", "1", "-q", "--json", "/dev/null"});
+    EXPECT_EQ(code, 0) << out;
+    std::tie(code, out) = run(
+        {"load", srv.url("/plaintext"), "-n", "10", "-c", "1", "-t", "1", "-q", "--json", "/nonexistent-dir/run.json"});
+    EXPECT_EQ(code, 1) << out;
+    EXPECT_NE(out.find("hotpath: cannot write /nonexistent-dir/run.json"), std::string::npos) << out;
 }
 
 // --json - writes the document to standard output, alone; the report goes to standard error.

@@ -4,6 +4,7 @@
 #include <hotpath/load/options.hpp>
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
+#include <hotpath/load/segment.hpp>
 #include <hotpath/net/sleep.hpp>
 #include <hotpath/server/server.hpp>
 
@@ -124,6 +125,107 @@ TEST_F(load_test, request_count_is_exact) {
             EXPECT_EQ(r.error_total(), 0u);
         }
     }
+}
+
+// --segment: a plan split in parts, each run alone, sends exactly the plan's load in total: -n's requests and the
+// users in the closed model, the arrivals of an open model (the same as the whole plan's run, one for one).
+TEST_F(load_test, a_plan_s_segments_add_up_to_the_whole) {
+    using split = std::vector<std::pair<std::string, std::string>>;
+    const std::vector<split> splits{
+        {{"0/3", ""}, {"1/3", ""}, {"2/3", ""}},
+        {{"0:1/4", "0,1/4,0.6,1"}, {"1/4:0.6", "0,1/4,0.6,1"}, {"0.6:1", "0,1/4,0.6,1"}},
+    };
+    auto whole_open = make_plan(srv_.port(), "/fast");
+    whole_open.rate = 600;
+    whole_open.duration = 1s;
+    const auto whole = run(whole_open);
+    const std::uint64_t whole_sent = whole.responses + whole.unsent + whole.error_total();
+    for (const split& parts : splits) {
+        SCOPED_TRACE(parts.front().second);
+        std::uint64_t answered = 0;
+        std::uint64_t users = 0;
+        std::uint64_t sent = 0;
+        for (const auto& [text, sequence] : parts) {
+            auto part = load::segment::parse(text, sequence);
+            ASSERT_TRUE(part) << part.error().message;
+            auto closed = make_plan(srv_.port(), "/fast");
+            closed.requests = 1003;
+            closed.duration = 1h;
+            closed.connections = 8;
+            closed.part = *part;
+            const auto c = run(closed);
+            EXPECT_EQ(c.error_total(), 0u);
+            answered += c.responses;
+            users += c.connections_opened;
+            auto open = whole_open;
+            open.part = *part;
+            const auto o = run(open);
+            const std::uint64_t mine = o.responses + o.unsent + o.error_total();
+            sent += mine;
+            EXPECT_EQ(mine, part->count_below(whole_sent)) << text << ": its arrivals of the whole run's";
+        }
+        EXPECT_EQ(answered, 1003u);
+        EXPECT_EQ(users, 8u) << "each user in one part";
+        EXPECT_EQ(sent, whole_sent) << "the arrivals of the whole run, one for one";
+    }
+}
+
+// Beyond fixed plans: a staged open-model plan's segments add up to the whole second by second (a response near a
+// second's edge may land on either side: a few of the rate), and a scenario's weighted requests, with a ramp of
+// users, split their users and their -n exactly.
+TEST_F(load_test, segments_of_stages_and_scenarios_add_up_second_by_second) {
+    auto staged = make_plan(srv_.port(), "/fast");
+    staged.stages = *load::parse_stages("rate=0..900/s:1s, rate=900/s:1s");
+    const auto whole = run(staged);
+    ASSERT_EQ(whole.seconds.size(), 2u);
+    std::vector<std::uint64_t> per_second(whole.seconds.size());
+    std::uint64_t sent = 0;
+    for (const char* text : {"0/3", "1/3", "2/3"}) {
+        auto p = staged;
+        p.part = *load::segment::parse(text, "");
+        const auto r = run(p);
+        sent += r.responses + r.unsent + r.error_total();
+        for (std::size_t i = 0; i < std::min(per_second.size(), r.seconds.size()); ++i) {
+            per_second[i] += r.seconds[i].responses;
+        }
+    }
+    EXPECT_EQ(sent, whole.responses + whole.unsent + whole.error_total()) << "1,350: the area under the stages";
+    for (std::size_t i = 0; i < per_second.size(); ++i) {
+        const auto expected = static_cast<double>(whole.seconds[i].responses);
+        EXPECT_NEAR(static_cast<double>(per_second[i]), expected, 3 + 0.01 * expected) << "second " << i;
+    }
+
+    auto scenario = make_plan(srv_.port(), "/");
+    load::request_spec fast;
+    fast.name = "fast";
+    fast.path_and_query = "/fast";
+    fast.weight = 3;
+    load::request_spec item = fast;
+    item.name = "item";
+    item.path_and_query = "/item/7";
+    item.weight = 1;
+    scenario.scenario = {fast, item};
+    scenario.connections = 7;
+    scenario.requests = 601;
+    scenario.duration = 1h;
+    std::uint64_t answered = 0;
+    std::uint64_t users = 0;
+    std::uint64_t by_request[2] = {};
+    for (const char* text : {"0/3", "1/3", "2/3"}) {
+        auto p = scenario;
+        p.part = *load::segment::parse(text, "");
+        const auto r = run(p);
+        EXPECT_EQ(r.error_total(), 0u);
+        answered += r.responses;
+        users += r.connections_opened;
+        ASSERT_EQ(r.per_request.size(), 2u);
+        by_request[0] += r.per_request[0].responses;
+        by_request[1] += r.per_request[1].responses;
+    }
+    EXPECT_EQ(answered, 601u);
+    EXPECT_EQ(users, 7u);
+    EXPECT_EQ(by_request[0] + by_request[1], 601u);
+    EXPECT_NEAR(static_cast<double>(by_request[0]) / 601, 0.75, 0.1) << "the weights hold in the parts together";
 }
 
 TEST_F(load_test, no_keepalive_opens_a_connection_per_request) {
@@ -331,6 +433,22 @@ TEST_F(load_test, the_open_model_keeps_to_its_connections_and_reports_late_sends
     const auto more = run(p);
     EXPECT_GT(more.connections_opened, 4u);
     EXPECT_LE(more.connections_opened, 8u);
+}
+
+// Every arrival of the plan is accounted for: answered, failed or counted unsent. One due in the last
+// microseconds, found by the tick that passed the end, was left out of all three (99,999 of 100,000 at 20,000/s).
+TEST_F(load_test, every_open_model_arrival_is_answered_failed_or_unsent) {
+    auto p = make_plan(srv_.port(), "/fast");
+    p.threads = 1;
+    p.connections = 8;
+    p.rate = 20000;
+    p.duration = 500ms;
+    for (int i = 0; i < 8; ++i) {
+        SCOPED_TRACE(i);
+        const auto r = run(p);
+        EXPECT_EQ(r.responses + r.error_total() + r.unsent, 10000u)
+            << r.responses << " answered, " << r.error_total() << " failed, " << r.unsent << " unsent";
+    }
 }
 
 // A rate ramp from 0 sends the area under it: rate=0..400/s over 1 s is 200 requests (it sent 2).

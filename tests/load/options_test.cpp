@@ -147,6 +147,35 @@ TEST(options_test, http2_knobs_and_their_conflicts) {
     EXPECT_TRUE(made(o).h2()) << "--http 2 is --h2";
 }
 
+// --segment: read into the plan's part, the threads no more than the part's users; a part holding no user of the
+// closed model, or none of -n's requests, is refused (it would wait forever, or send nothing).
+TEST(options_test, segments_are_read_and_a_part_without_users_is_refused) {
+    load_options o;
+    o.url = "http://127.0.0.1:8080/";
+    o.connections = 8;
+    o.segment = "1/4";
+    const auto p = make_plan(o);
+    ASSERT_TRUE(p) << p.error().message;
+    EXPECT_EQ(p->part.text(), "1/4:1/2");
+    EXPECT_LE(p->threads, 2u) << "no more threads than the part's 2 users";
+    o.segment = "1/2:1/4";
+    EXPECT_NE(refused(o).find("is empty"), std::string::npos);
+    o.segment = "2/3";
+    o.connections = 2;
+    EXPECT_NE(refused(o).find("--segment 2/3:1 holds none of the plan's 2 users"), std::string::npos) << refused(o);
+    o.connections = 6;
+    o.requests = 2;
+    EXPECT_NE(refused(o).find("--segment 2/3:1 holds none of the plan's 2 requests (-n)"), std::string::npos);
+    o.requests.reset();
+    o.connections = 2;
+    o.rate = 100; // the open model opens a connection of its own whatever the part
+    EXPECT_TRUE(make_plan(o));
+    o.rate.reset();
+    o.segment.reset();
+    o.segment_sequence = "0,1/2,1";
+    EXPECT_NE(refused(o).find("--segment-sequence needs --segment"), std::string::npos);
+}
+
 // For an https:// target make_plan makes the run's TLS context, once: a file that cannot be used is told then, and
 // run() uses the context the plan keeps. None for http://.
 TEST(options_test, an_https_plan_keeps_the_tls_context_it_checked) {

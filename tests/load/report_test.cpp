@@ -1,6 +1,7 @@
 // The "hotpath-load/1" JSON document: bit-exact round trips, exact merging, and refusal of bad input.
 #include <hotpath/load/merge.hpp>
 #include <hotpath/load/report.hpp>
+#include <hotpath/load/segment.hpp>
 
 #include "support/result_assert.hpp"
 #include <boost/json.hpp>
@@ -225,8 +226,8 @@ TEST(load_json, merge_equals_one_run_with_all_samples) {
 
         plan one_run = make_plan(open_model);
         one_run.threads = 4 + 8 + 2;
-        one_run.thresholds.clear(); // a merged report is not gated
-        const std::string expected = to_json(one_run, *all, {});
+        // The thresholds judged again on the merged run: one verdict for the whole.
+        const std::string expected = to_json(one_run, *all, evaluate(one_run, *all));
 
         auto merged = std::make_unique<loaded_report>(must_read(a_json));
         auto part = std::make_unique<loaded_report>(must_read(b_json));
@@ -244,7 +245,7 @@ TEST(load_json, merge_equals_one_run_with_all_samples) {
         EXPECT_EQ(out, expected);
         EXPECT_NE(report.find(fmt::format("{} responses", all->responses)), std::string::npos) << report;
         EXPECT_NE(report.find("14 threads"), std::string::npos) << report;
-        EXPECT_EQ(report.find("Threshold"), std::string::npos) << report;
+        EXPECT_NE(report.find("Threshold    p99<250ms"), std::string::npos) << report;
         ASSERT_TRUE(ok(merge_files({paths[0], paths[1]}, out, report)));
         const std::string ab = write_temp("ab.json", out);
         ASSERT_TRUE(ok(merge_files({ab, paths[2]}, out, report)));
@@ -267,16 +268,128 @@ TEST(load_json, merged_report_prints_like_one_run) {
     const auto path = write_temp("single.json", to_json(p, *a, evaluate(p, *a)));
     ASSERT_TRUE(ok(merge_files({path}, out, report)));
     std::filesystem::remove(path);
-    p.thresholds.clear();
     char* buffer = nullptr;
     std::size_t size = 0;
     std::FILE* memory = ::open_memstream(&buffer, &size);
     ASSERT_NE(memory, nullptr);
     print_header(memory, p);
-    print_report(memory, p, *all, {});
+    print_report(memory, p, *all, evaluate(p, *all));
     std::fclose(memory);
     EXPECT_EQ(report, std::string(buffer, size));
     std::free(buffer);
+}
+
+// The parts of one plan, merged, are judged as one run: a bound each part meets alone can fail for the whole (rps),
+// the verdict is merge_files' (the exit code of `hotpath load merge`), and runs whose thresholds differ are refused.
+// An open-model run's implied bound ("dropped<1% (default)") reads back as written.
+TEST(load_json, merged_parts_are_judged_as_one_run) {
+    plan p = make_plan(false);
+    p.thresholds = {*parse_threshold("rps>1500")};
+    auto a = make_results();
+    auto b = make_results();
+    auto all = make_results();
+    record_random(*a, *all, 11, 3000, 3);
+    record_random(*b, *all, 12, 3000, 3);
+    a->measured = b->measured = std::chrono::seconds{3};
+    // About 940 answers a second each (a sixteenth of the samples are errors): each part fails rps>1500 alone, the
+    // whole (about 1,880/s) passes.
+    EXPECT_EQ(judge(*a, evaluate(p, *a)), verdict::threshold_failed);
+    const std::vector<std::string> paths = {write_temp("part_a.json", to_json(p, *a, evaluate(p, *a))),
+                                            write_temp("part_b.json", to_json(p, *b, evaluate(p, *b)))};
+    std::string out;
+    std::string report;
+    verdict judged = verdict::threshold_failed;
+    ASSERT_TRUE(ok(merge_files(paths, out, report, &judged)));
+    EXPECT_EQ(judged, verdict::passed) << report;
+    EXPECT_NE(report.find("Threshold    rps>1500         pass"), std::string::npos) << report;
+    const auto rule = out.find("\"threshold\":\"rps>1500\"");
+    ASSERT_NE(rule, std::string::npos) << out;
+    const std::string judged_rule = out.substr(rule, out.find('}', rule) - rule);
+    EXPECT_NE(judged_rule.find("\"pass\":true"), std::string::npos) << judged_rule;
+    // A bound the whole fails: the verdict says so.
+    plan strict = p;
+    strict.thresholds = {*parse_threshold("rps>2500")};
+    const std::vector<std::string> strict_paths = {
+        write_temp("strict_a.json", to_json(strict, *a, evaluate(strict, *a))),
+        write_temp("strict_b.json", to_json(strict, *b, evaluate(strict, *b)))};
+    ASSERT_TRUE(ok(merge_files(strict_paths, out, report, &judged)));
+    EXPECT_EQ(judged, verdict::threshold_failed);
+    // Parts of different plans: refused, naming both lists.
+    const auto why = merge_files({paths[0], strict_paths[1]}, out, report);
+    ASSERT_FALSE(why);
+    EXPECT_NE(why.error().message.find("its thresholds (rps>2500) differ from the runs' before (rps>1500)"),
+              std::string::npos)
+        << why.error().message;
+    // The open model's implied bound.
+    plan open = make_plan(true);
+    auto implied = parse_threshold("dropped<1%");
+    implied->text = "dropped<1% (default)";
+    open.thresholds = {*implied};
+    auto o = make_results();
+    auto ignored = make_results();
+    record_random(*o, *ignored, 13, 300, 3);
+    o->measured = std::chrono::seconds{3};
+    const std::string open_path = write_temp("open.json", to_json(open, *o, evaluate(open, *o)));
+    ASSERT_TRUE(ok(merge_files({open_path, open_path}, out, report, &judged)));
+    EXPECT_NE(out.find("\"threshold\":\"dropped<1% (default)\""), std::string::npos) << out;
+    for (const auto& path : {paths[0], paths[1], strict_paths[0], strict_paths[1], open_path}) {
+        std::filesystem::remove(path);
+    }
+}
+
+// Parts of a plan split with --segment: read back as written, merged into the whole (no segment then) or into the
+// range they cover side by side; a part twice, a gap, another sequence, or a part among whole runs are refused.
+TEST(load_json, segments_merge_into_the_range_they_cover) {
+    const auto part_of = [](const std::string& segment_text, const std::string& sequence, std::uint64_t seed) {
+        plan p = make_plan(false);
+        p.part = *segment::parse(segment_text, sequence);
+        auto r = make_results();
+        auto ignored = make_results();
+        record_random(*r, *ignored, seed, 600, 3);
+        r->measured = std::chrono::seconds{3};
+        return to_json(p, *r, evaluate(p, *r));
+    };
+    const std::string a = part_of("0/3", "", 21);
+    const std::string b = part_of("1/3", "", 22);
+    const std::string c = part_of("2/3", "", 23);
+    EXPECT_EQ(json_of(must_read(a)), a) << "read back as written";
+    EXPECT_NE(a.find("\"segment\":\"0:1/3\",\"segment_sequence\":\"0,1/3,2/3,1\""), std::string::npos) << a;
+    const std::vector<std::string> paths{write_temp("seg_a.json", a), write_temp("seg_b.json", b),
+                                         write_temp("seg_c.json", c)};
+    std::string out;
+    std::string report;
+    // Any order: the whole plan.
+    ASSERT_TRUE(ok(merge_files({paths[2], paths[0], paths[1]}, out, report)));
+    EXPECT_EQ(out.find("\"segment\""), std::string::npos) << out;
+    // Two side by side: their range.
+    ASSERT_TRUE(ok(merge_files({paths[1], paths[0]}, out, report)));
+    EXPECT_NE(out.find("\"segment\":\"0:2/3\""), std::string::npos) << out;
+    EXPECT_NE(report.find("segment 0:2/3 of it"), std::string::npos) << report;
+    const std::string ab = write_temp("seg_ab.json", out);
+    ASSERT_TRUE(ok(merge_files({ab, paths[2]}, out, report)));
+    EXPECT_EQ(out.find("\"segment\""), std::string::npos) << out;
+    // Refused.
+    const std::string other = write_temp("seg_other.json", part_of("1/4:1/2", "0,1/4,1/2,1", 24));
+    const std::string whole = write_temp("seg_whole.json", part_of("", "", 25));
+    struct refusal {
+        std::vector<std::string> files;
+        std::string says;
+    };
+    for (const refusal& r : std::vector<refusal>{
+             {{paths[0], paths[0]}, "its segment 0:1/3 overlaps the parts before (0:1/3): each part once"},
+             {{ab, paths[1]}, "its segment 1/3:2/3 overlaps the parts before (0:2/3)"},
+             {{paths[0], paths[2]}, "the parts merged leave 1/3:2/3 of the plan out between them"},
+             {{paths[0], other}, "its segment sequence (0,1/4,1/2,1) differs from the runs' before (0,1/3,2/3,1)"},
+             {{whole, paths[0]}, "it is a part of a plan (--segment 0:1/3), the runs before whole ones"},
+             {{paths[0], whole}, "it is a whole run, the runs before parts of a plan (0:1/3)"},
+         }) {
+        const auto why = merge_files(r.files, out, report);
+        ASSERT_FALSE(why) << r.says;
+        EXPECT_NE(why.error().message.find(r.says), std::string::npos) << why.error().message;
+    }
+    for (const auto& path : {paths[0], paths[1], paths[2], ab, other, whole}) {
+        std::filesystem::remove(path);
+    }
 }
 
 // A small valid document to break in the tests below.
@@ -407,6 +520,54 @@ TEST(load_json, how_a_run_ended_round_trips_and_merges) {
     merged.merge(cut.r);
     EXPECT_EQ(merged.ended, results::ending::interrupted);
     EXPECT_EQ(merged.signal, SIGTERM);
+}
+
+// When a run began: written in "run" (the earliest loop, and how much later the last), read back, merged to the
+// earliest and latest of the parts, printed with the spread; absent from older files, and refused when broken.
+TEST(load_json, when_runs_began_round_trips_and_merges_to_their_spread) {
+    const plan p = make_plan(false);
+    auto a = make_results();
+    a->started_unix_ns = 1'796'572'800'000'000'000;
+    a->last_started_unix_ns = a->started_unix_ns + 40'000;
+    const std::string doc = to_json(p, *a, {});
+    EXPECT_NE(doc.find(R"("started_at":"2026-12-06T16:00:00.000Z","started_unix_ns":1796572800000000000,)"
+                       R"("start_spread_ns":40000)"),
+              std::string::npos)
+        << doc;
+    auto back = std::make_unique<loaded_report>(must_read(doc));
+    EXPECT_EQ(back->r.started_unix_ns, a->started_unix_ns);
+    EXPECT_EQ(back->r.last_started_unix_ns, a->last_started_unix_ns);
+
+    auto b = make_results();
+    b->started_unix_ns = a->started_unix_ns + 1'500'000; // 1.5 ms later
+    b->last_started_unix_ns = b->started_unix_ns;
+    results& merged = back->r;
+    merged.merge(*b);
+    EXPECT_EQ(merged.started_unix_ns, a->started_unix_ns);
+    EXPECT_EQ(merged.last_started_unix_ns, b->started_unix_ns);
+    std::string text;
+    {
+        char* buf = nullptr;
+        std::size_t size = 0;
+        std::FILE* out = ::open_memstream(&buf, &size);
+        print_report(out, p, merged, {});
+        std::fclose(out);
+        text.assign(buf, size);
+        std::free(buf);
+    }
+    EXPECT_NE(text.find("  Started      2026-12-06T16:00:00.000Z, every event loop within 1.50ms of it"),
+              std::string::npos)
+        << text;
+
+    // Older files have none; the merge of one with a newer keeps the newer's.
+    const std::string old_doc = valid_document();
+    EXPECT_EQ(old_doc.find("started_unix_ns"), std::string::npos);
+    auto none = std::make_unique<loaded_report>(must_read(old_doc));
+    EXPECT_EQ(none->r.started_unix_ns, 0);
+    none->r.merge(*b);
+    EXPECT_EQ(none->r.started_unix_ns, b->started_unix_ns);
+    EXPECT_FALSE(from_json(with(doc, {"run", "start_spread_ns"}, {}, true)));
+    EXPECT_FALSE(from_json(with(doc, {"run", "started_unix_ns"}, 0)));
 }
 
 // HTTP/2 runs say their protocol and streams in "run", count their own error classes (reset, refused) and the requests

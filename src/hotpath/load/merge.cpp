@@ -497,9 +497,46 @@ result<void, problem> read_plan(fields& doc, plan& p) {
     if (model != "open" && model != "closed") {
         return run.fail("model", "is '" + model + "'; expected open or closed");
     }
+    // Written for a part of a plan split with --segment.
+    if (run.has("segment") || run.has("segment_sequence")) {
+        std::string part;
+        std::string sequence;
+        if (!run.text("segment", part) || !run.text("segment_sequence", sequence)) {
+            return run.failure();
+        }
+        auto parsed = segment::parse(part, sequence);
+        if (!parsed || parsed->whole()) {
+            return run.fail("segment", "'" + part + "' of '" + sequence +
+                                           "': " + (parsed ? std::string("the whole plan") : parsed.error().message));
+        }
+        p.part = std::move(*parsed);
+    }
     if ((model == "open") != p.open_model()) {
         return run.fail("model", "is '" + model + "' but run.rate and run.stages say otherwise");
     }
+    return {};
+}
+
+// When the run began (written since --start-at; absent from older files).
+result<void, problem> read_start(fields& doc, results& r) {
+    const json::object* run_object = doc.object("run");
+    if (run_object == nullptr) {
+        return doc.failure();
+    }
+    fields run(*run_object, "run");
+    if (!run.has("started_unix_ns")) {
+        return {};
+    }
+    std::chrono::nanoseconds started{};
+    std::chrono::nanoseconds spread{};
+    if (!run.nanoseconds("started_unix_ns", started) || !run.nanoseconds("start_spread_ns", spread)) {
+        return run.failure();
+    }
+    if (started.count() == 0 || spread.count() > std::numeric_limits<std::int64_t>::max() - started.count()) {
+        return run.fail("start_spread_ns", "goes past the end of time");
+    }
+    r.started_unix_ns = started.count();
+    r.last_started_unix_ns = started.count() + spread.count();
     return {};
 }
 
@@ -692,10 +729,15 @@ result<void, problem> read_thresholds(fields& doc, plan& p) {
         if (!f.text("threshold", text)) {
             return f.failure();
         }
-        auto rule = parse_threshold(text);
+        // The open model's implied bound is written with its mark ("dropped<1% (default)").
+        constexpr std::string_view implied = " (default)";
+        const bool by_default = std::string_view(text).ends_with(implied);
+        auto rule = parse_threshold(by_default ? std::string_view(text).substr(0, text.size() - implied.size())
+                                               : std::string_view(text));
         if (!rule) {
             return f.fail("threshold", "'" + text + "': " + rule.error().message);
         }
+        rule->text = text;
         p.thresholds.push_back(std::move(*rule));
     }
     return {};
@@ -729,10 +771,17 @@ result<loaded_report, problem> from_json(std::string_view text) {
     if (auto read = read_results(doc, out.p.open_model(), out.r); !read) {
         return std::move(read).error();
     }
+    if (auto read = read_start(doc, out.r); !read) {
+        return std::move(read).error();
+    }
     if (auto read = read_thresholds(doc, out.p); !read) {
         return std::move(read).error();
     }
     out.outcomes = evaluate(out.p, out.r);
+    if (!out.p.part.whole()) {
+        out.covered = {{out.p.part.from(), out.p.part.to()}};
+        out.sequence = out.p.part.sequence();
+    }
     return out;
 }
 
@@ -754,15 +803,90 @@ result<void, problem> merge_into(loaded_report& into, const loaded_report& part)
     if (__builtin_add_overflow(into.p.threads, part.p.threads, &threads)) {
         return refuse("the thread counts overflow");
     }
+    // One plan's runs carry its thresholds alike (a run without any, e.g. one that did not write them, takes the
+    // others'); they are judged again on the merged run.
+    const auto texts = [](const plan& p) {
+        std::string joined;
+        for (const threshold& t : p.thresholds) {
+            joined += (joined.empty() ? "" : ", ") + t.text;
+        }
+        return joined;
+    };
+    // The parts of one plan split with --segment: the same sequence, none twice.
+    const auto ranges = [](const loaded_report& l) {
+        std::string joined;
+        for (const auto& [from, to] : l.covered) {
+            joined += (joined.empty() ? "" : ", ") + from.text() + ":" + to.text();
+        }
+        return joined;
+    };
+    if (into.covered.empty() != part.covered.empty()) {
+        return refuse(into.covered.empty() ? "it is a part of a plan (--segment " + ranges(part) +
+                                                 "), the runs before whole ones: not one plan's parts"
+                                           : "it is a whole run, the runs before parts of a plan (" + ranges(into) +
+                                                 "): not one plan's parts");
+    }
+    if (!part.covered.empty()) {
+        if (into.sequence != part.sequence) {
+            const auto text = [](const std::vector<fraction>& sequence) {
+                std::string joined;
+                for (const fraction& f : sequence) {
+                    joined += (joined.empty() ? "" : ",") + f.text();
+                }
+                return joined;
+            };
+            return refuse(fmt::format("its segment sequence ({}) differs from the runs' before ({}): not one plan's "
+                                      "parts",
+                                      text(part.sequence), text(into.sequence)));
+        }
+        for (const auto& [from, to] : into.covered) {
+            for (const auto& [part_from, part_to] : part.covered) {
+                if (part_from < to && from < part_to) {
+                    return refuse(fmt::format("its segment {} overlaps the parts before ({}): each part once",
+                                              ranges(part), ranges(into)));
+                }
+            }
+        }
+    }
+    if (!into.p.thresholds.empty() && !part.p.thresholds.empty() && texts(into.p) != texts(part.p)) {
+        return refuse(fmt::format("its thresholds ({}) differ from the runs' before ({}): not the same plan",
+                                  texts(part.p), texts(into.p)));
+    }
     into.p.threads = threads;
     into.r.merge(part.r);
-    into.outcomes.clear();
-    into.p.thresholds.clear();
+    into.outcomes.clear(); // they point into into.p.thresholds, which may change below
+    if (into.p.thresholds.empty()) {
+        into.p.thresholds = part.p.thresholds;
+    }
+    into.outcomes = evaluate(into.p, into.r);
+    if (!part.covered.empty()) {
+        // Its ranges among the others, side by side ones joined: one range left is the merged run's part (the whole
+        // plan's at [0, 1)).
+        std::vector<std::pair<fraction, fraction>> all = into.covered;
+        all.insert(all.end(), part.covered.begin(), part.covered.end());
+        std::sort(all.begin(), all.end(), [](const auto& x, const auto& y) { return x.first < y.first; });
+        into.covered.clear();
+        for (const auto& r : all) {
+            if (!into.covered.empty() && into.covered.back().second == r.first) {
+                into.covered.back().second = r.second;
+            } else {
+                into.covered.push_back(r);
+            }
+        }
+        if (into.covered.size() == 1) {
+            const auto& [from, to] = into.covered.front();
+            if (from == fraction{0, 1} && to == fraction{1, 1}) {
+                into.p.part = segment{};
+            } else if (auto joined = segment::make(from, to, into.sequence)) {
+                into.p.part = std::move(*joined);
+            }
+        }
+    }
     return {};
 }
 
 result<void, problem> merge_files(const std::vector<std::string>& paths, std::string& out_json,
-                                  std::string& report_text) {
+                                  std::string& report_text, verdict* judged) {
     if (paths.empty()) {
         return problem{bad_input(), "no files to merge"};
     }
@@ -783,11 +907,22 @@ result<void, problem> merge_files(const std::vector<std::string>& paths, std::st
         }
         if (merged == nullptr) {
             merged = std::make_unique<loaded_report>(std::move(*part));
-            merged->outcomes.clear();
-            merged->p.thresholds.clear();
         } else if (auto added = merge_into(*merged, *part); !added) {
             return problem{added.error().code, path + ": " + added.error().message};
         }
+    }
+    if (merged->covered.size() > 1) {
+        std::string left_out;
+        for (std::size_t i = 1; i < merged->covered.size(); ++i) {
+            left_out += (left_out.empty() ? "" : ", ") + merged->covered[i - 1].second.text() + ":" +
+                        merged->covered[i].first.text();
+        }
+        return problem{errc::invalid_value,
+                       "the parts merged leave " + left_out +
+                           " of the plan out between them: merge every part, or parts side by side"};
+    }
+    if (judged != nullptr) {
+        *judged = judge(merged->r, merged->outcomes);
     }
     out_json = to_json(merged->p, merged->r, merged->outcomes);
     char* buffer = nullptr;

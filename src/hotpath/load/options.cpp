@@ -3,7 +3,10 @@
 
 #include <hotpath/http/response.hpp>
 #include <hotpath/load/scenario.hpp>
+#include <hotpath/load/start.hpp>
 #include <hotpath/net/tls.hpp>
+
+#include <fmt/core.h>
 
 #include <algorithm>
 #include <cmath>
@@ -276,6 +279,35 @@ result<plan, problem> make_plan(const load_options& o) {
             p.thresholds.push_back(*th);
         }
     }
+    if (o.segment || o.segment_sequence) {
+        auto part = segment::parse(o.segment.value_or(""), o.segment_sequence.value_or(""));
+        if (!part) {
+            return refuse(std::move(part).error().message);
+        }
+        p.part = std::move(*part);
+    }
+    if (o.start_at && o.paused) {
+        return refuse("--start-at and --paused are two ways to begin: give one (a paused run begins when released)");
+    }
+    if (o.start_at) {
+        auto at = parse_start_time(*o.start_at);
+        if (!at) {
+            return refuse(std::move(at).error().message);
+        }
+        // A generator that comes up late would run apart from the others it was to start with; one a day or more
+        // ahead is a typo more likely than a plan.
+        const auto now = wall_clock::now();
+        if (*at < now - std::chrono::seconds{1}) {
+            return refuse(fmt::format("--start-at {} was {:.1f} s ago: a run that starts late would not run together "
+                                      "with the others; give a time to come",
+                                      wall_clock_text(*at), std::chrono::duration<double>(now - *at).count()));
+        }
+        if (*at > now + std::chrono::hours{24}) {
+            return refuse(fmt::format("--start-at {} is more than a day ahead", wall_clock_text(*at)));
+        }
+        p.start_at = *at;
+    }
+    p.paused = o.paused;
     if (std::string why = validate(p, plan_source::flags); !why.empty()) {
         return refuse(std::move(why));
     }
@@ -304,6 +336,18 @@ result<plan, problem> make_plan(const load_options& o) {
         most_connections = std::max(p.max_connections, p.connections);
     } else if (!p.stages.empty()) {
         most_connections = std::round(p.max_level());
+    }
+    // A segment holds its part of them: in the closed model, at least one user, or its share of -n would wait
+    // forever for a connection to send on.
+    const auto whole_users = static_cast<std::uint64_t>(most_connections);
+    most_connections = static_cast<double>(p.part.count_below(whole_users));
+    if (!p.part.whole() && !p.open_model() && most_connections < 1) {
+        return refuse("--segment " + p.part.text() + " holds none of the plan's " + std::to_string(whole_users) +
+                      " users: a plan split in N needs N users or more");
+    }
+    if (!p.part.whole() && p.requests > 0 && p.part.count_below(p.requests) == 0) {
+        return refuse("--segment " + p.part.text() + " holds none of the plan's " + std::to_string(p.requests) +
+                      " requests (-n): a plan split in N needs N requests or more");
     }
     p.threads = std::min(p.threads, static_cast<unsigned>(std::max(1.0, most_connections)));
     return p;

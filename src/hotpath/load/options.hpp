@@ -37,6 +37,10 @@ struct load_options {
     std::optional<std::string> stages;
     std::optional<std::string> warmup;
     std::vector<std::string> thresholds;
+    std::optional<std::string> segment;          // --segment A:B or I/N
+    std::optional<std::string> segment_sequence; // --segment-sequence 0,1/4,...,1
+    std::optional<std::string> start_at;         // --start-at TIME (load/start.hpp)
+    bool paused = false;                         // --paused: begins when released (SIGUSR1, the control endpoint)
     std::vector<unsigned> expect_status;
     std::optional<plan::io_choice> io;
     net::tls_client_options tls; // -k, --cacert, --cert/--key, --tls-min, --sni, --no-tls-resume

@@ -4,6 +4,7 @@
 #include <hotpath/core/result.hpp>
 #include <hotpath/core/units.hpp>
 #include <hotpath/http/url.hpp>
+#include <hotpath/load/segment.hpp>
 #include <hotpath/net/tls_options.hpp>
 
 #include <chrono>
@@ -114,6 +115,13 @@ struct plan {
 
     std::vector<unsigned> expected_statuses; // answered statuses counted as success besides 1xx–3xx
     std::vector<threshold> thresholds;
+    // --segment: the part of the plan this run sends, when a plan is split over many generators (the whole by
+    // default). The plan's users, requests and arrivals are the whole's; the workers take this segment's of them.
+    segment part;
+    // When the run begins (load/start.hpp): at this wall-clock time (--start-at), or once released (--paused);
+    // at once otherwise.
+    std::optional<std::chrono::system_clock::time_point> start_at;
+    bool paused = false;
 
     bool h2() const noexcept { return http == http_version::h2; }
     bool may_h2() const noexcept { return http != http_version::http1_1; }

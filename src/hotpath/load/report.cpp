@@ -1,6 +1,7 @@
 // The console report, the JSON document and threshold evaluation of a load run.
 #include <hotpath/load/report.hpp>
 
+#include <hotpath/load/start.hpp>
 #include <hotpath/net/tls_options.hpp>
 
 #include <boost/json.hpp>
@@ -41,7 +42,7 @@ unsigned connections_of(const plan& p) {
 }
 
 // The protocol spoken, as the JSON names it.
-std::string model_of(const plan& p) {
+std::string whole_model_of(const plan& p) {
     if (p.open_model()) {
         return fmt::format("open model, {}, {} connection{}",
                            p.stages.empty() ? fmt::format("{} req/s", p.rate) : std::string("staged rate"),
@@ -49,6 +50,11 @@ std::string model_of(const plan& p) {
     }
     return p.stages.empty() ? fmt::format("closed model, {} connections", p.connections)
                             : fmt::format("closed model, staged virtual users (up to {})", connections_of(p));
+}
+
+// The model, and this run's part of it with --segment.
+std::string model_of(const plan& p) {
+    return p.part.whole() ? whole_model_of(p) : fmt::format("{}; segment {} of it", whole_model_of(p), p.part.text());
 }
 
 // A 128-bit sum in decimal: JSON numbers past 2^64 (or 2^53 as doubles) do not survive most readers.
@@ -186,6 +192,20 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         break;
     }
     fmt::print(out, "  Requests     {}\n", headline);
+    // When it began (the first of its event loops), and how far apart its loops began, those of every part
+    // merged among them: generators started together (--start-at, --paused) show how together.
+    if (r.started_unix_ns != 0) {
+        const auto at = wall_clock::time_point{
+            std::chrono::duration_cast<wall_clock::duration>(std::chrono::nanoseconds{r.started_unix_ns})};
+        const std::int64_t spread = r.last_started_unix_ns - r.started_unix_ns;
+        fmt::print(out, "  Started      {}{}{}\n", wall_clock_text(at),
+                   p.start_at ? fmt::format(" (--start-at {})", wall_clock_text(*p.start_at))
+                   : p.paused ? " (released)"
+                              : "",
+                   spread > 0 ? fmt::format(", every event loop within {} of it",
+                                            format_duration_ns(static_cast<double>(spread)))
+                              : "");
+    }
     if (h.count() == 0) {
         fmt::print(out, "  Latency      no responses\n");
     } else {
@@ -377,6 +397,17 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
                                              {"duration_ns", st.duration.count()}});
     }
     run["stages"] = std::move(stages);
+    if (!p.part.whole()) {
+        run["segment"] = p.part.text();
+        run["segment_sequence"] = p.part.sequence_text();
+    }
+    if (r.started_unix_ns != 0) {
+        const auto at = wall_clock::time_point{
+            std::chrono::duration_cast<wall_clock::duration>(std::chrono::nanoseconds{r.started_unix_ns})};
+        run["started_at"] = wall_clock_text(at);
+        run["started_unix_ns"] = r.started_unix_ns;
+        run["start_spread_ns"] = r.last_started_unix_ns - r.started_unix_ns;
+    }
     doc["run"] = std::move(run);
 
     doc["measured_s"] = seconds_of(r.measured);

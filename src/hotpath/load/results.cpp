@@ -62,6 +62,11 @@ void results::close_seconds() {
 }
 
 void results::merge(const results& other) {
+    if (other.started_unix_ns != 0) {
+        started_unix_ns =
+            started_unix_ns == 0 ? other.started_unix_ns : std::min(started_unix_ns, other.started_unix_ns);
+        last_started_unix_ns = std::max(last_started_unix_ns, other.last_started_unix_ns);
+    }
     latency.merge(other.latency);
     service_time.merge(other.service_time);
     for (std::size_t i = 0; i < statuses.size(); ++i) {

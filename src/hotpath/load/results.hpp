@@ -86,6 +86,10 @@ struct results {
     // not completed.
     enum class ending : std::uint8_t { completed, interrupted, unreachable } ended = ending::completed;
     int signal = 0;
+    // When the first sends were due, in nanoseconds since the Unix epoch (0: not known). Merged runs keep the
+    // earliest and the latest: how far apart generators started together began (--start-at, --paused).
+    std::int64_t started_unix_ns = 0;
+    std::int64_t last_started_unix_ns = 0;
     std::vector<second_sample> seconds;
     std::vector<request_results> per_request; // one per scenario request, in the scenario's order
 

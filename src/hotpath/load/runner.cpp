@@ -27,9 +27,60 @@ std::string bar(double fraction, int width) {
            std::string(static_cast<std::size_t>(std::max(0, width - filled - 1)), ' ');
 }
 
+// Waits for the run's start: --start-at's time, or a paused run's release (SIGUSR1, or `control`). Returns the
+// steady-clock time the workers' schedules start at: the wall-clock time itself, woken a little before so that the
+// workers are made and their threads running by then; 20 ms after a release. None when SIGINT, SIGTERM or the
+// control's stop came first, with the signal in `signal`.
+std::optional<clock::time_point> wait_for_start(const plan& p, const sigset_t& signals, run_control& control,
+                                                progress_mode mode, std::FILE* out, int& signal) {
+    using namespace std::chrono_literals;
+    const auto refresh = mode == progress_mode::terminal ? std::chrono::milliseconds{250} : std::chrono::seconds{5};
+    auto next_line = clock::now();
+    for (;;) {
+        const auto now = clock::now();
+        auto wait = std::chrono::nanoseconds{5ms};
+        if (p.start_at) {
+            const auto left = std::chrono::duration_cast<std::chrono::nanoseconds>(*p.start_at - wall_clock::now());
+            if (left <= 30ms) {
+                return now + std::max(left, std::chrono::nanoseconds{0});
+            }
+            wait = std::min(std::chrono::nanoseconds{50ms}, left - 30ms);
+        } else if (control.released()) {
+            return now + 20ms;
+        }
+        if (control.stop_asked()) {
+            signal = SIGTERM;
+            return std::nullopt;
+        }
+        if (mode != progress_mode::none && now >= next_line) {
+            next_line = now + refresh;
+            const std::string what =
+                p.start_at ? fmt::format("starts at {}, in {:.1f}s", wall_clock_text(*p.start_at),
+                                         std::chrono::duration<double>(*p.start_at - wall_clock::now()).count())
+                           : "paused: waiting for its release (SIGUSR1, or POST /start to the control endpoint)";
+            if (mode == progress_mode::terminal) {
+                fmt::print(out, "\r{}\x1b[K", what);
+            } else {
+                fmt::print(out, "hotpath load: {}\n", what);
+            }
+            std::fflush(out);
+        }
+        const auto whole = std::chrono::duration_cast<std::chrono::seconds>(wait);
+        timespec ts{static_cast<std::time_t>(whole.count()), static_cast<long>((wait - whole).count())};
+        const int got = sigtimedwait(&signals, nullptr, &ts);
+        if (got == SIGUSR1) {
+            control.release();
+        } else if (got > 0) {
+            signal = got;
+            return std::nullopt;
+        }
+    }
+}
+
 } // namespace
 
-result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by) {
+result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by,
+                             run_control* control) {
     if (stopped_by != nullptr) {
         *stopped_by = 0;
     }
@@ -59,11 +110,38 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     sigemptyset(&signals);
     sigaddset(&signals, SIGINT);
     sigaddset(&signals, SIGTERM);
+    if (p.paused) {
+        sigaddset(&signals, SIGUSR1); // the release
+    }
     sigset_t previous;
     pthread_sigmask(SIG_BLOCK, &signals, &previous);
 
+    run_control own;
+    run_control& ctl = control != nullptr ? *control : own;
+    ctl.wait_for(p.paused, p.start_at);
+    auto start = clock::now() + std::chrono::milliseconds{20}; // every worker starts on the same schedule
+    if (p.paused || p.start_at) {
+        int signal = 0;
+        const auto begun = wait_for_start(p, signals, ctl, mode, progress_out, signal);
+        if (mode == progress_mode::terminal) {
+            fmt::print(progress_out, "\r\x1b[K");
+            std::fflush(progress_out);
+        }
+        if (!begun) {
+            pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+            ctl.finish();
+            if (stopped_by != nullptr) {
+                *stopped_by = signal;
+            }
+            return problem{errc::cancelled,
+                           fmt::format("interrupted before the start ({})", signal == SIGINT ? "SIGINT" : "SIGTERM")};
+        }
+        start = *begun;
+    }
+    const auto began = wall_clock::now() + std::chrono::duration_cast<wall_clock::duration>(start - clock::now());
+    ctl.begin(began);
+
     live_counters live;
-    const auto start = clock::now() + std::chrono::milliseconds{20}; // every worker starts on the same schedule
     const unsigned thread_count = resolve_threads(p);
     std::vector<std::unique_ptr<worker>> workers;
     for (unsigned i = 0; i < thread_count; ++i) {
@@ -94,7 +172,12 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     };
     while (running.load() != 0) {
         timespec wait{0, 50'000'000};
-        if (const int got = sigtimedwait(&signals, nullptr, &wait); got > 0 && !stopped) {
+        int got = sigtimedwait(&signals, nullptr, &wait);
+        got = got == SIGUSR1 ? 0 : got; // a release that came late
+        if (got <= 0 && ctl.stop_asked()) {
+            got = SIGTERM;
+        }
+        if (got > 0 && !stopped) {
             signal = got;
             if (stopped_by != nullptr) {
                 *stopped_by = got;
@@ -121,11 +204,13 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
         last_responses = responses;
         last_time = now;
         const double elapsed = std::max(0.0, std::chrono::duration<double>(now - start).count());
+        const std::uint64_t mine = p.part.count_below(p.requests); // a segment's part of -n
         const std::string where =
-            p.requests > 0 ? fmt::format("{}/{} requests", responses, p.requests)
+            p.requests > 0 ? fmt::format("{}/{} requests", responses, mine)
                            : fmt::format("{:.0f}s/{:.0f}s", elapsed, std::chrono::duration<double>(planned).count());
-        const double fraction = p.requests > 0 ? static_cast<double>(responses) / static_cast<double>(p.requests)
-                                               : elapsed / std::chrono::duration<double>(planned).count();
+        const double fraction =
+            p.requests > 0 ? static_cast<double>(responses) / static_cast<double>(std::max<std::uint64_t>(mine, 1))
+                           : elapsed / std::chrono::duration<double>(planned).count();
         // Only what is true so far: no p95 before a whole second has been measured, and the warm-up says so.
         const bool warming_up = now < start + p.warmup;
         const std::string p95 = warming_up ? "warming up"
@@ -154,6 +239,21 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
         merged.merge(w->result());
     }
     merged.signal = signal;
+    // When each worker's loop began, on the wall clock: the earliest and the latest.
+    const auto wall_now = wall_clock::now();
+    const auto steady_now = clock::now();
+    const auto unix_ns = [&](clock::time_point t) {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(wall_now.time_since_epoch() + (t - steady_now))
+            .count();
+    };
+    for (auto& w : workers) {
+        if (const auto b = w->began()) {
+            const std::int64_t ns = unix_ns(*b);
+            merged.started_unix_ns = merged.started_unix_ns == 0 ? ns : std::min(merged.started_unix_ns, ns);
+            merged.last_started_unix_ns = std::max(merged.last_started_unix_ns, ns);
+        }
+    }
+    ctl.finish();
     merged.ended = signal != 0   ? results::ending::interrupted
                    : unreachable ? results::ending::unreachable
                                  : results::ending::completed;

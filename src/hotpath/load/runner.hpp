@@ -4,6 +4,7 @@
 #include <hotpath/core/result.hpp>
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/results.hpp>
+#include <hotpath/load/start.hpp>
 
 #include <cstdio>
 #include <string>
@@ -18,6 +19,11 @@ enum class progress_mode : std::uint8_t { none, terminal, lines };
 // the run early and `stopped_by` is given, it receives that signal's number (else 0): a caller with work left
 // (`hotpath lab`) can stop too. Over https://, every connection's session is made from plan::tls_context (one is made
 // here when the plan has none).
-result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by = nullptr);
+// A plan with a start time waits for it, and a paused one for SIGUSR1 or `control`'s release; a signal or
+// control->stop() before then ends it without a run (errc::cancelled; `stopped_by` says which signal, SIGTERM for
+// the control's stop). `control`, when given, shows the run's phase to other threads and can end it early (as
+// SIGTERM does).
+result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by = nullptr,
+                             run_control* control = nullptr);
 
 } // namespace hotpath::load

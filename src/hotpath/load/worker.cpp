@@ -75,15 +75,18 @@ worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_c
     rng_state_ = 0x9e3779b97f4a7c15ULL * (index + 1) ^ static_cast<std::uint64_t>(start.time_since_epoch().count());
     warmup_end_ = start_ + p.warmup;
     end_ = start_ + p.total_time();
+    // With --segment, the plan's counts are the whole's: this run takes its segment's part of each, then the
+    // workers share that.
     counted_ = p.requests > 0;
     if (counted_) {
-        to_send_ = p.requests / count + (index < p.requests % count ? 1 : 0);
+        const std::uint64_t mine = p.part.count_below(p.requests);
+        to_send_ = mine / count + (index < mine % count ? 1 : 0);
     }
-    users_ = share_of(p.connections, index, count);
-    most_users_ = share_of(static_cast<unsigned>(std::lround(p.max_level())), index, count);
+    users_ = share_of(segment_users(p.connections), index, count);
+    most_users_ = share_of(segment_users(static_cast<unsigned>(std::lround(p.max_level()))), index, count);
     // Open model: -c connections unless --max-connections allows more; sends that find them all busy wait (and
     // are reported late) instead of opening connections that would distort what is measured.
-    max_connections_ = std::max(1u, share_of(p.open_connections(), index, count));
+    max_connections_ = std::max(1u, share_of(segment_users(p.open_connections()), index, count));
     schedule_next_arrival();
 }
 
@@ -331,6 +334,9 @@ void worker::on_unprocessed(clock::time_point scheduled) {
         return;
     }
     ++results_.retried_unprocessed;
+    // The run was perhaps ending (all sent): this one goes again, maybe on a connection check_done already saw idle,
+    // so its next look starts from the first connection.
+    done_scan_from_ = 0;
     if (plan_.open_model()) {
         pending_.push_front(scheduled); // the oldest due: first to go on the next free stream
     } else if (counted_) {
@@ -387,7 +393,8 @@ void worker::adjust_users(clock::time_point now) {
     // level_at() stays within the stages' levels whatever the clock says (before the start: the first level);
     // the bound below is the plan's promise all the same: never more users than its largest stage.
     const double level = std::clamp(plan_.level_at(now - start_), 0.0, plan_.max_level());
-    const unsigned target = std::min(share_of(static_cast<unsigned>(std::lround(level)), index_, count_), most_users_);
+    const unsigned target =
+        std::min(share_of(segment_users(static_cast<unsigned>(std::lround(level))), index_, count_), most_users_);
     unsigned active = 0;
     for (auto& c : connections_) {
         if (!c->retire && !c->gone()) {
@@ -494,6 +501,7 @@ void worker::do_tick() {
     const auto now = clock::now();
     if (!started_ && now >= start_) {
         started_ = true;
+        began_ = now;
         if (!plan_.open_model()) {
             for (auto& c : connections_) {
                 if (c->ready()) {
@@ -510,7 +518,9 @@ void worker::do_tick() {
         stopping_ = true;
     }
     if (plan_.open_model()) {
-        while (!stopping_ && next_send_ <= now && next_send_ < end_ && (!counted_ || to_send_ > 0)) {
+        // Every arrival due before the end, also in the tick that finds the end passed: one due at 4.9999 s of a
+        // 5 s run, late by a tick, is sent late (or counted unsent), never silently left out of the plan.
+        while (next_send_ <= now && next_send_ < end_ && (!counted_ || to_send_ > 0)) {
             dispatch(next_send_);
             if (counted_) {
                 --to_send_;
@@ -558,9 +568,11 @@ void worker::schedule_next_arrival() {
     if (!plan_.open_model()) {
         return;
     }
-    // The run's arrivals k = 0, 1, 2, ... are dealt to the workers in turn (worker i takes i, i + n, ...), each
-    // sent when the integral of the rate reaches k: the workers' sends interleave and add up to the plan's.
-    const double k = static_cast<double>(arrivals_++) * count_ + index_;
+    // The run's arrivals m = 0, 1, 2, ... (with --segment, its segment's of the whole plan's, which are numbered k)
+    // are dealt to the workers in turn (worker i takes i, i + n, ...), each sent when the integral of the rate
+    // reaches k: the workers' sends interleave and add up to the plan's.
+    const std::uint64_t m = arrivals_++ * count_ + index_;
+    const double k = static_cast<double>(plan_.part.whole() ? m : plan_.part.nth(m));
     const auto at = plan_.arrival_time(k);
     next_send_ = at ? start_ + *at : clock::time_point::max();
 }

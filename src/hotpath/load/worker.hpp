@@ -181,6 +181,8 @@ public:
     // Ends the run early (Ctrl-C); safe from any thread.
     void stop();
     results& result() noexcept { return results_; }
+    // When this worker's loop began the run (its first tick at or past the start), if it has.
+    std::optional<clock::time_point> began() const noexcept { return started_ ? std::optional(began_) : std::nullopt; }
 
 private:
     friend class load_connection;
@@ -225,6 +227,10 @@ private:
     request_spec filled(std::uint32_t index);
     bool wants_body(std::uint32_t index) const noexcept { return prepared_[index].keeps_body; }
     bool is_head(std::uint32_t index) const noexcept { return prepared_[index].head; }
+    // Of the whole plan's first `whole` users (connections), those of this run's segment (all without --segment).
+    unsigned segment_users(unsigned whole) const noexcept {
+        return static_cast<unsigned>(plan_.part.count_below(whole));
+    }
 
     const plan& plan_;
     http::limits limits_; // for parsing responses: the server defaults, generous enough for any sane server
@@ -270,14 +276,16 @@ private:
     clock::time_point next_timeout_check_;
     std::uint64_t to_send_ = 0; // -n: requests this worker still has to send
     bool counted_ = false;      // -n mode
-    bool started_ = false;      // the common start time has come: sending may begin
-    bool stopping_ = false;     // end of plan: no new requests
+    clock::time_point began_{};
+    bool started_ = false;  // the common start time has come: sending may begin
+    bool stopping_ = false; // end of plan: no new requests
     bool finished_ = false;
     std::atomic<bool> stop_requested_{false};
     std::size_t published_seconds_ = 0;
     bool reopen_pending_ = false;    // a connection went away and may be reopened by the tick
     bool resend_pending_ = false;    // HTTP/2: a request a GOAWAY left unprocessed waits for a free stream
     std::size_t done_scan_from_ = 0; // check_done: connections before this one were idle when the run was ending
+                                     // (back to 0 when a request goes again after a GOAWAY)
 
     results results_;
     live_counters& live_;
