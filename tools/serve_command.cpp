@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -34,6 +35,7 @@ struct serve_flags {
     unsigned headers_timeout_s = 30;
     unsigned keep_alive_timeout_s = 130;
     unsigned drain_timeout_ms = 30'000;
+    unsigned drain_delay_ms = 0;
     unsigned retry_after_s = 1;
     unsigned stall_threshold_ms = 25;
     std::string io = "auto";
@@ -126,12 +128,19 @@ struct serve_flags {
         cmd.add_option("--drain-timeout", drain_timeout_ms,
                        "Milliseconds in-flight requests get to finish on SIGINT/SIGTERM")
             ->capture_default_str();
+        cmd.add_option("--drain-delay", drain_delay_ms,
+                       "Milliseconds to go on serving, and accepting, after SIGINT/SIGTERM with GET /readyz answering "
+                       "503, so that a load balancer's health checks or Kubernetes take the instance out first; "
+                       "then the drain (a second signal cuts it short)")
+            ->capture_default_str()
+            ->check(CLI::Range(0u, 3'600'000u));
     }
 
     void apply() {
         options.limits.request_headers_timeout = std::chrono::seconds{headers_timeout_s};
         options.limits.keep_alive_timeout = std::chrono::seconds{keep_alive_timeout_s};
         options.limits.drain_timeout = std::chrono::milliseconds{drain_timeout_ms};
+        options.drain_delay = std::chrono::milliseconds{drain_delay_ms};
         options.limits.retry_after = std::chrono::seconds{retry_after_s};
         options.limits.tls_handshake_timeout = std::chrono::seconds{tls_handshake_timeout_s};
         options.tls.min_version = tls_min == "1.3" ? net::tls_1_3 : net::tls_1_2;
@@ -469,6 +478,18 @@ runner define_serve(CLI::App& serve_cmd) {
                 }
                 routes.metrics("/metrics");           // Prometheus's text format: on in every demo service
                 routes.debug_routes("/debug/routes"); // and the per-route report, as JSON
+                // Probes for a load balancer or Kubernetes: live while the loops answer; ready until a stop
+                // signal, then 503 for --drain-delay before the drain.
+                auto draining = std::make_shared<std::atomic<bool>>(false);
+                routes.get("/livez", [](request&, response& res) { res.text("live"); });
+                routes.get("/readyz", [draining](request&, response& res) {
+                    if (draining->load(std::memory_order_relaxed)) {
+                        res.problem(http::status::service_unavailable, "draining: stopping soon");
+                    } else {
+                        res.text("ready");
+                    }
+                });
+                s->flags.options.on_draining = [draining] { draining->store(true); };
                 return serve(s->cmd->get_name(), routes, s->flags);
             }
         }

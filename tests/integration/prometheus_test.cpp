@@ -7,9 +7,12 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <thread>
@@ -25,6 +28,11 @@ using test::child;
 using test::free_port;
 using test::port_from;
 using test::wait_listening;
+
+std::string fmt_hex(unsigned char c) {
+    constexpr char digits[] = "0123456789ABCDEF";
+    return {'%', digits[c >> 4], digits[c & 15]};
+}
 
 // The body of GET `url` when it answers 200, else "".
 std::string get_body(const std::string& url) {
@@ -67,6 +75,21 @@ std::string label(const boost::json::value& sample, const char* name) {
     const auto* metric = sample.as_object().if_contains("metric");
     const auto* v = metric != nullptr && metric->is_object() ? metric->as_object().if_contains(name) : nullptr;
     return v != nullptr && v->is_string() ? std::string(v->as_string()) : std::string{};
+}
+
+// Debian's prometheus with `config` (a file in `dir`), its store in `dir`, on 127.0.0.1:`port`. Through a shell only
+// to find prometheus on PATH and to cap its heap (GOMEMLIMIT): exec leaves the child's PID prometheus's own. Five
+// minutes of retention and warnings only: a small store, and a log that cannot fill the pipe nobody reads while the
+// test runs. Its address space is bounded too (it maps about 1.2 GB at rest, with a heap of tens of MB).
+std::unique_ptr<child> start_prometheus(const std::string& dir, std::uint16_t port) {
+    constexpr rlim_t max_prometheus_memory_bytes = 3ull << 30;
+    return std::make_unique<child>(
+        "/bin/sh",
+        std::vector<std::string>{"-c", "GOMEMLIMIT=256MiB exec prometheus --config.file='" + dir +
+                                           "/prometheus.yml' --storage.tsdb.path='" + dir +
+                                           "/data' --storage.tsdb.retention.time=5m --web.listen-address=127.0.0.1:" +
+                                           std::to_string(port) + " --log.level=warn"},
+        0, max_prometheus_memory_bytes);
 }
 
 // A directory of its own under /tmp, removed with what Prometheus wrote in it.
@@ -117,18 +140,8 @@ TEST(prometheus_test, a_prometheus_server_scrapes_the_platform_service_and_answe
                                                   << port << "']\n";
     const std::uint16_t prometheus_port = free_port();
     ASSERT_NE(prometheus_port, 0);
-    // Through a shell only to find prometheus on PATH and to cap its heap (GOMEMLIMIT): exec leaves the child's PID
-    // prometheus's own. Five minutes of retention and warnings only: a small store, and a log that cannot fill
-    // the pipe nobody reads while the test runs. Its address space is bounded too (it maps about 1.2 GB at rest,
-    // with a heap of tens of MB).
-    constexpr rlim_t max_prometheus_memory_bytes = 3ull << 30;
-    child prometheus("/bin/sh",
-                     {"-c", "GOMEMLIMIT=256MiB exec prometheus --config.file='" + dir.path() +
-                                "/prometheus.yml' --storage.tsdb.path='" + dir.path() +
-                                "/data' --storage.tsdb.retention.time=5m --web.listen-address=127.0.0.1:" +
-                                std::to_string(prometheus_port) + " --log.level=warn"},
-                     0, max_prometheus_memory_bytes);
-    ASSERT_TRUE(wait_listening(prometheus_port, 20s)) << "prometheus did not start listening: " << prometheus.rest();
+    const auto prometheus = start_prometheus(dir.path(), prometheus_port);
+    ASSERT_TRUE(wait_listening(prometheus_port, 20s)) << "prometheus did not start listening: " << prometheus->rest();
 
     // Scraped once a second: the series shows up within a few.
     double counted = -1;
@@ -149,10 +162,141 @@ TEST(prometheus_test, a_prometheus_server_scrapes_the_platform_service_and_answe
     EXPECT_GE(counted, sent) << "hotpath_http_requests_total{route=\"/plaintext\"} as Prometheus answers it";
     EXPECT_EQ(up, 1) << "up{job=\"hotpath\"}";
 
-    prometheus.signal(SIGTERM);
-    EXPECT_EQ(prometheus.wait_exit(), 0);
+    prometheus->signal(SIGTERM);
+    EXPECT_EQ(prometheus->wait_exit(), 0);
     service.signal(SIGTERM);
     EXPECT_EQ(service.wait_exit(), 0);
+}
+
+// Percent-encodes a PromQL query for a URL's query string.
+std::string encoded(const std::string& q) {
+    std::string out;
+    for (const unsigned char c : q) {
+        if (std::isalnum(c) != 0 || c == '_' || c == '.' || c == '-' || c == '~') {
+            out += static_cast<char>(c);
+        } else {
+            out += fmt_hex(c);
+        }
+    }
+    return out;
+}
+
+// The single value an instant query answers, -1 when it answers none or several.
+double one_value(std::uint16_t prometheus_port, const std::string& q) {
+    const boost::json::array r = query(prometheus_port, encoded(q));
+    return r.size() == 1 ? value_of(r[0]) : -1;
+}
+
+// deploy/prometheus as a user runs it: its configuration and rules pass promtool (the rules' own unit test too), and
+// a real Prometheus with it scrapes three instances listed in its targets file, two fast (5 ms) and one slow (40
+// ms), each with its own labels. Over all three, the p99 is the slow one's (a third of the requests), as the load
+// generators' merged histogram says too: the quantile of the summed buckets finds it, the average of the
+// instances' p99s does not.
+TEST(prometheus_test, the_deploy_configuration_scrapes_several_instances_and_sums_their_buckets) {
+    if (std::system("command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1") != 0) {
+        GTEST_SKIP() << "prometheus or promtool not found (Debian package prometheus)";
+    }
+    const std::string deploy = HOTPATH_SOURCE_DIR "/deploy/prometheus/";
+    EXPECT_EQ(std::system(("promtool check config " + deploy + "prometheus.yml > /dev/null").c_str()), 0);
+    EXPECT_EQ(std::system(("promtool test rules " + deploy + "rules_test.yml > /dev/null").c_str()), 0);
+
+    const char* zones[] = {"a", "b", "c"};
+    const char* delays[] = {"5ms", "5ms", "40ms"};
+    std::vector<std::unique_ptr<child>> services;
+    std::vector<std::uint16_t> ports;
+    for (const char* delay : delays) {
+        services.push_back(std::make_unique<child>(
+            std::vector<std::string>{"serve", "weather", "--port", "0", "--threads", "1", "--delay", delay}));
+        ports.push_back(port_from(services.back()->line()));
+        ASSERT_NE(ports.back(), 0);
+    }
+    const temp_dir dir;
+    ASSERT_FALSE(dir.path().empty());
+    // The same load on each, at once; their results merged give the latency over all.
+    std::vector<std::unique_ptr<child>> loads;
+    std::string merge = HOTPATH_BINARY " load merge";
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        const std::string json = dir.path() + "/load-" + zones[i] + ".json";
+        loads.push_back(std::make_unique<child>(
+            std::vector<std::string>{"load", "http://127.0.0.1:" + std::to_string(ports[i]) + "/weatherForecast", "-R",
+                                     "100", "-d", "3s", "-c", "8", "-t", "1", "-q", "--json", json}));
+        merge += " " + json;
+    }
+    for (auto& l : loads) {
+        const std::string out = l->rest();
+        ASSERT_EQ(l->wait_exit(30s), 0) << out;
+    }
+    ASSERT_EQ(std::system((merge + " > " + dir.path() + "/merged.json 2>/dev/null").c_str()), 0);
+    std::ifstream merged_in(dir.path() + "/merged.json");
+    const std::string merged_text{std::istreambuf_iterator<char>(merged_in), std::istreambuf_iterator<char>()};
+    const auto merged = boost::json::parse(merged_text).as_object();
+    const double load_p99_s = merged.at("latency").at("percentiles_us").at("99").to_number<double>() / 1e6;
+    const auto answered = merged.at("responses").to_number<std::uint64_t>();
+
+    // The configuration as shipped, scraping every second here, its targets in the file beside it.
+    std::ifstream in(deploy + "prometheus.yml");
+    std::string config{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+    for (const auto& [key, value] :
+         std::vector<std::pair<std::string, std::string>>{{"scrape_interval: 15s", "scrape_interval: 1s"},
+                                                          {"scrape_timeout: 5s", "scrape_timeout: 1s"},
+                                                          {"evaluation_interval: 15s", "evaluation_interval: 1s"}}) {
+        const auto at = config.find(key);
+        ASSERT_NE(at, std::string::npos) << key;
+        config.replace(at, key.size(), value);
+    }
+    std::ofstream(dir.path() + "/prometheus.yml") << config;
+    std::ifstream rules_in(deploy + "rules.yml");
+    std::ofstream(dir.path() + "/rules.yml") << rules_in.rdbuf();
+    std::string targets = "[";
+    for (std::size_t i = 0; i < ports.size(); ++i) {
+        targets += std::string(i == 0 ? "" : ", ") + R"({"targets": ["127.0.0.1:)" + std::to_string(ports[i]) +
+                   R"("], "labels": {"service": "weather", "zone": ")" + zones[i] + R"("}})";
+    }
+    std::ofstream(dir.path() + "/hotpath-targets.json") << targets << "]\n";
+    std::ofstream(dir.path() + "/haproxy-targets.json") << "[]\n";
+    const std::uint16_t prometheus_port = free_port();
+    ASSERT_NE(prometheus_port, 0);
+    const auto prometheus = start_prometheus(dir.path(), prometheus_port);
+    ASSERT_TRUE(wait_listening(prometheus_port, 20s)) << "prometheus did not start listening: " << prometheus->rest();
+
+    const std::string buckets =
+        R"(hotpath_http_request_duration_seconds_bucket{job="hotpath",route="/weatherForecast"})";
+    double scraped = -1;
+    const auto deadline = std::chrono::steady_clock::now() + 30s;
+    while (scraped != static_cast<double>(answered) && std::chrono::steady_clock::now() < deadline) {
+        scraped =
+            one_value(prometheus_port,
+                      R"(sum(hotpath_http_request_duration_seconds_count{job="hotpath",route="/weatherForecast"}))");
+        std::this_thread::sleep_for(250ms);
+    }
+    ASSERT_EQ(scraped, static_cast<double>(answered)) << "every answer counted by one instance or another";
+    // Each instance with its own labels.
+    const boost::json::array ups = query(prometheus_port, encoded(R"(up{job="hotpath",service="weather"})"));
+    ASSERT_EQ(ups.size(), 3u);
+    std::vector<std::string> seen;
+    for (const auto& u : ups) {
+        EXPECT_EQ(value_of(u), 1);
+        seen.push_back(label(u, "zone"));
+    }
+    std::sort(seen.begin(), seen.end());
+    EXPECT_EQ(seen, (std::vector<std::string>{"a", "b", "c"}));
+
+    const double summed = one_value(prometheus_port, "histogram_quantile(0.99, sum by (le) (" + buckets + "))");
+    const double averaged =
+        one_value(prometheus_port, "avg(histogram_quantile(0.99, sum by (instance, le) (" + buckets + ")))");
+    // The slow instance's bucket, (25 ms, 50 ms], holds the p99 of all: the load's own and the summed buckets'.
+    EXPECT_GT(load_p99_s, 0.025);
+    EXPECT_LE(load_p99_s, 0.05 + 0.005) << "the client's p99 adds the network to the server's";
+    EXPECT_GT(summed, 0.025);
+    EXPECT_LE(summed, 0.05);
+    EXPECT_LT(averaged, 0.025) << "averaged percentiles miss the slow instance: " << averaged;
+
+    prometheus->signal(SIGTERM);
+    EXPECT_EQ(prometheus->wait_exit(), 0);
+    for (auto& s : services) {
+        s->signal(SIGTERM);
+        EXPECT_EQ(s->wait_exit(), 0);
+    }
 }
 
 } // namespace

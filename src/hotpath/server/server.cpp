@@ -13,6 +13,7 @@
 #include <cmath>
 #include <csignal>
 #include <cstdio>
+#include <ctime>
 #include <mutex>
 #include <pthread.h>
 #include <thread>
@@ -394,6 +395,26 @@ void server::wait_for_stop_signal() {
         }
         if (o.on_reload) {
             o.on_reload();
+        }
+    }
+    if (o.drain_delay.count() > 0) {
+        if (o.on_draining) {
+            o.on_draining();
+        }
+        say("hotpath: " + std::string(received == SIGINT ? "SIGINT" : "SIGTERM") + ": not ready, still serving for " +
+            std::to_string(o.drain_delay.count()) + " ms (--drain-delay), then draining; a second signal stops now");
+        sigset_t again;
+        sigemptyset(&again);
+        sigaddset(&again, SIGINT);
+        sigaddset(&again, SIGTERM);
+        const auto until = std::chrono::steady_clock::now() + o.drain_delay;
+        for (auto left = o.drain_delay; left.count() > 0;
+             left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now())) {
+            const timespec wait_for{static_cast<std::time_t>(left.count() / 1000),
+                                    static_cast<long>(left.count() % 1000) * 1'000'000};
+            if (sigtimedwait(&again, nullptr, &wait_for) > 0) {
+                break;
+            }
         }
     }
     stop();

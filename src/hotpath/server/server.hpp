@@ -62,6 +62,13 @@ struct server_options {
     net::tls_server_options tls;
     // Called on SIGHUP by wait_for_stop_signal(), after the TLS certificate is reloaded (a service's own data).
     std::function<void()> on_reload;
+    // Behind a load balancer or in Kubernetes: on SIGINT or SIGTERM, wait_for_stop_signal() first calls
+    // on_draining (where a readiness route starts answering 503) and goes on serving, and accepting, for
+    // drain_delay, so that the balancer's health checks (or the endpoints' update) take the instance out of
+    // rotation before it stops accepting; then the graceful stop. A second signal cuts the delay short. 0: stop
+    // at once.
+    std::chrono::milliseconds drain_delay{0};
+    std::function<void()> on_draining;
     // Where stall lines go, and the lines of a reload; stderr when empty. Called on the watchdog's thread (a stall)
     // or the one waiting for signals.
     std::function<void(const std::string& line)> log_line;
@@ -114,8 +121,9 @@ public:
     // otherwise end the process at once.
     static void block_stop_signals() noexcept;
     // Blocks the three in the calling thread (they stay blocked) and waits: SIGINT or SIGTERM stops and waits (the
-    // graceful drain); SIGHUP reloads the TLS certificate (reload_tls) and calls options.on_reload, each saying
-    // what it did in a line, then waits again. With neither TLS nor on_reload, a SIGHUP is left pending, unheeded.
+    // graceful drain, after options.drain_delay); SIGHUP reloads the TLS certificate (reload_tls) and calls
+    // options.on_reload, each saying what it did in a line, then waits again. With neither TLS nor on_reload, a SIGHUP
+    // is left pending, unheeded.
     void wait_for_stop_signal();
     // block_stop_signals(), start(), on_started(*this) on the calling thread once the port is bound (to learn
     // port() or url() when port 0 was asked for), then wait_for_stop_signal(). Prints nothing; the caller
