@@ -43,9 +43,9 @@ if command -v clang++-14 >/dev/null 2>&1; then
     cmake --preset fuzz >/dev/null
     cmake --build --preset fuzz -j "$JOBS" --target request_parser_fuzz chunked_decoder_fuzz response_parser_fuzz \
         server_timing_fuzz server_connection_fuzz prometheus_reader_fuzz tls_server_fuzz h2_session_fuzz \
-        h2_client_fuzz
+        h2_client_fuzz retry_after_fuzz
     for target in request_parser chunked_decoder response_parser server_timing server_connection prometheus_reader \
-        tls_server h2_session h2_client; do
+        tls_server h2_session h2_client retry_after; do
         work=$(mktemp -d)
         cp -r "fuzz/corpus/${target}/." "$work/"
         "build/fuzz/fuzz/${target}_fuzz" -max_total_time="$FUZZ_SECONDS" -dict=fuzz/http.dict \

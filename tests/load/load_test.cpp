@@ -1,6 +1,7 @@
 // The load engine against the project's own server on loopback: counts, rates, latency and the stall test.
 #include "support/test_certs.hpp"
 #include "support/test_server.hpp"
+#include <hotpath/core/http_date.hpp>
 #include <hotpath/load/options.hpp>
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
@@ -17,6 +18,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <mutex>
 #include <netinet/in.h>
@@ -76,6 +78,24 @@ app make_app() {
         std::lock_guard lock(seen_mutex);
         ++seen[std::string(v.as_object().at("v").as_string())];
         res.text("ok");
+    });
+    // 429 or 503 (?status=) with Retry-After: ?after= as given, or ?in= seconds from now as an HTTP-date.
+    a.get("/refuse", [](request& req, response& res) {
+        served.fetch_add(1);
+        unsigned status = 503;
+        const auto s = req.query_param("status");
+        std::from_chars(s.data(), s.data() + s.size(), status);
+        res.status(status);
+        if (const auto in = req.query_param("in"); !in.empty()) {
+            unsigned seconds = 0;
+            std::from_chars(in.data(), in.data() + in.size(), seconds);
+            char date[29];
+            format_http_date(std::time(nullptr) + seconds, date);
+            res.header("Retry-After", std::string_view(date, sizeof date));
+        } else {
+            res.header("Retry-After", req.query_param("after"));
+        }
+        res.text("busy");
     });
     a.get("/missing-sometimes", [](request&, response& res) {
         if (served.fetch_add(1) % 4 == 0) {
@@ -378,6 +398,180 @@ TEST_F(load_test, a_connect_that_hangs_times_out_with_the_request_timeout) {
 
 // A target that comes up late: every request sent succeeds, so an errors<1% threshold holds; the refused
 // attempts before it came up are reported apart (they were counted as 188 failed requests of 588).
+// A 429 or 503 with Retry-After holds the closed model's user that got it for as long as asked: 4 users told to
+// wait 1 s send 2 requests each in 1.5 s (at 0 and at 1 s), not thousands; the other forms alike; over HTTP/2 the
+// connection's user waits too. --ignore-retry-after: at once again. The open model counts them and keeps its rate.
+TEST_F(load_test, retry_after_holds_the_user_that_got_it) {
+    struct row {
+        std::string path;
+        bool h2;
+    };
+    for (const row& r : {row{"/refuse?status=503&after=1", false}, row{"/refuse?status=429&after=1", false},
+                         row{"/refuse?status=503&in=1", false}, row{"/refuse?status=503&after=1", true}}) {
+        served = 0;
+        auto p = make_plan(srv_.port(), r.path);
+        p.connections = 4;
+        p.duration = 1500ms;
+        p.http = r.h2 ? load::plan::http_version::h2 : load::plan::http_version::http1_1;
+        const auto honoured = run(p);
+        const std::string what = r.path + (r.h2 ? " over h2c" : "");
+        // An HTTP-date has whole seconds: its wait is 0.x to 1 s, so a third request may come.
+        EXPECT_GE(honoured.responses, 8u) << what;
+        EXPECT_LE(honoured.responses, r.path.find("in=") != std::string::npos ? 12u : 8u) << what;
+        EXPECT_EQ(honoured.retry_after_asked, honoured.responses) << what;
+        EXPECT_GE(honoured.retry_after_held, 4u) << what;
+        EXPECT_GT(honoured.retry_after_held_for, 2s) << what << ": 4 users held most of 1.5 s";
+        EXPECT_LE(honoured.retry_after_held_for, 6s) << what << ": never past the run's end";
+        EXPECT_EQ(honoured.statuses[r.path.find("429") != std::string::npos ? 429 : 503], honoured.responses);
+
+        p.honour_retry_after = false;
+        const auto ignored = run(p);
+        EXPECT_GT(ignored.responses, 100u) << what;
+        EXPECT_EQ(ignored.retry_after_asked, ignored.responses) << what;
+        EXPECT_EQ(ignored.retry_after_held, 0u) << what;
+    }
+    auto open = make_plan(srv_.port(), "/refuse?status=503&after=5");
+    open.rate = 200;
+    open.duration = 1s;
+    const auto r = run(open);
+    EXPECT_GT(r.responses, 150u) << "the open model keeps its schedule";
+    EXPECT_EQ(r.retry_after_asked, r.responses);
+    EXPECT_EQ(r.retry_after_held, 0u);
+    // Statuses other than 429 and 503, and values a client cannot read, hold no one.
+    for (const std::string path : {"/refuse?status=500&after=1", "/refuse?status=503&after=soon"}) {
+        auto p = make_plan(srv_.port(), path);
+        p.connections = 2;
+        p.duration = 500ms;
+        const auto other = run(p);
+        EXPECT_GT(other.responses, 100u) << path;
+        EXPECT_EQ(other.retry_after_held, 0u) << path;
+    }
+}
+
+// --think-time: each user pauses after every response; a range draws each pause from it; a scenario request's own
+// think time replaces the plan's after that request.
+TEST_F(load_test, think_time_paces_each_user) {
+    auto p = make_plan(srv_.port(), "/fast");
+    p.connections = 2;
+    p.duration = 1s;
+    p.think = *load::parse_think_time("100ms");
+    const auto fixed = run(p);
+    // 2 users x (1 s / (100 ms + a fraction of a millisecond)): 20, one fewer each where the last pause ends late.
+    EXPECT_GE(fixed.responses, 17u);
+    EXPECT_LE(fixed.responses, 20u);
+
+    p.think = *load::parse_think_time("20ms..180ms");
+    const auto ranged = run(p);
+    EXPECT_GE(ranged.responses, 12u) << "a mean pause of 100 ms";
+    EXPECT_LE(ranged.responses, 30u);
+
+    p.think = {};
+    load::request_spec slow;
+    slow.name = "slow";
+    slow.path_and_query = "/fast";
+    slow.think = *load::parse_think_time("250ms");
+    p.scenario = {slow};
+    const auto per_request = run(p);
+    EXPECT_GE(per_request.responses, 7u);
+    EXPECT_LE(per_request.responses, 8u);
+    // A short think time is kept to, not rounded up to the worker's 10 ms tick.
+    p.scenario.clear();
+    p.think = *load::parse_think_time("2ms");
+    p.connections = 1;
+    const auto short_pause = run(p);
+    EXPECT_GT(short_pause.responses, 150u) << "2 ms pauses: up to 500 a second (at most 100 rounded to the 10 ms tick)";
+    EXPECT_LE(short_pause.responses, 500u);
+}
+
+// A watched run's live totals (what --out sends) end equal to its results, request by request, over HTTP/1.1 and h2c,
+// closed and open, with a warm-up left out of both; a snapshot while it runs is never ahead of the end.
+TEST_F(load_test, live_totals_end_equal_to_the_results) {
+    struct row {
+        bool h2;
+        bool open;
+    };
+    for (const row& r : {row{false, false}, row{true, false}, row{false, true}}) {
+        auto p = make_plan(srv_.port(), "/fast");
+        p.threads = 2;
+        p.connections = 4;
+        p.duration = 1500ms;
+        p.warmup = 300ms;
+        p.http = r.h2 ? load::plan::http_version::h2 : load::plan::http_version::http1_1;
+        p.rate = r.open ? 2000 : 0;
+        load::request_spec fast;
+        fast.name = "fast";
+        fast.path_and_query = "/fast";
+        load::request_spec missing = fast;
+        missing.name = "sometimes";
+        missing.path_and_query = "/missing-sometimes";
+        p.scenario = {fast, missing};
+        load::live_watch watch;
+        std::uint64_t seen_while_running = 0;
+        std::thread reader([&] {
+            while (!watch.ended()) {
+                if (watch.running()) {
+                    seen_while_running = std::max(seen_while_running, watch.snapshot().responses());
+                }
+                std::this_thread::sleep_for(20ms);
+            }
+        });
+        auto done = load::run(p, load::progress_mode::none, stderr, nullptr, nullptr, &watch);
+        reader.join();
+        ASSERT_TRUE(done) << done.error().message;
+        const load::results& res = *done;
+        const load::live_snapshot s = watch.snapshot();
+        const std::string what = std::string(r.h2 ? "h2c" : "http/1.1") + (r.open ? " open" : " closed");
+        ASSERT_EQ(s.requests.size(), 2u);
+        EXPECT_EQ(s.requests[0].name, "fast");
+        EXPECT_EQ(s.responses(), res.responses) << what;
+        EXPECT_GT(seen_while_running, 0u) << what;
+        EXPECT_LE(seen_while_running, res.responses) << what;
+        for (std::size_t i = 0; i < 2; ++i) {
+            EXPECT_EQ(s.requests[i].latency_count(), res.per_request[i].responses) << what << " " << i;
+            std::uint64_t answered = 0;
+            for (const auto c : s.requests[i].responses) {
+                answered += c;
+            }
+            EXPECT_EQ(answered, res.per_request[i].responses) << what << " " << i;
+        }
+        EXPECT_EQ(s.requests[1].responses[4], res.statuses[404]) << what;
+        EXPECT_EQ(s.requests[0].responses[2] + s.requests[1].responses[2], res.statuses[200]) << what;
+        EXPECT_EQ(s.errors(), res.error_total()) << what;
+        EXPECT_EQ(s.bytes_received, res.bytes_received) << what;
+        EXPECT_EQ(s.bytes_sent, res.bytes_sent) << what;
+        EXPECT_EQ(s.connect_attempts, res.connect_attempts) << what;
+        EXPECT_EQ(s.late, res.late) << what;
+        EXPECT_EQ(s.in_flight, 0u) << what << ": the end leaves none in flight";
+        // The latency sum against the histogram's exact sum: the same latencies, in nanoseconds.
+        std::uint64_t sum = 0;
+        for (const auto& q : s.requests) {
+            sum += q.latency_sum_ns;
+        }
+        EXPECT_EQ(sum, res.latency.exact_sum_ns().low) << what;
+    }
+}
+
+// The seconds series counts failed connection attempts among each second's errors: a server that refuses
+// connections fails no request, but its users are failing all the same.
+TEST_F(load_test, failed_connects_are_errors_of_their_second) {
+    auto p = make_plan(1, "/"); // nothing listens on port 1
+    p.duration = 2s;
+    p.keep_trying = true;
+    p.connections = 2;
+    const auto r = run(p);
+    ASSERT_EQ(r.seconds.size(), 2u);
+    std::uint64_t failed = 0;
+    for (const auto& s : r.seconds) {
+        EXPECT_GT(s.connect_failures, 0u);
+        EXPECT_EQ(s.errors, s.connect_failures);
+        failed += s.connect_failures;
+    }
+    // Every attempt of the measured window: all but the users' first, made as the run set up.
+    EXPECT_LE(failed, r.connect_failures);
+    EXPECT_GE(failed + p.connections, r.connect_failures);
+    EXPECT_EQ(r.error_total(), 0u) << "no request was sent";
+}
+
 TEST_F(load_test, a_target_that_comes_up_late_fails_no_request) {
     std::uint16_t port = 0;
     {

@@ -192,6 +192,45 @@ TEST(options_test, an_https_plan_keeps_the_tls_context_it_checked) {
     EXPECT_NE(refused(o).find("--cacert '/nonexistent/ca.pem'"), std::string::npos);
 }
 
+TEST(options_test, think_time_and_retry_after) {
+    load_options o;
+    o.url = "http://127.0.0.1:8080/";
+    EXPECT_FALSE(made(o).think.any());
+    EXPECT_TRUE(made(o).honour_retry_after) << "honoured unless told";
+    o.think_time = "250ms";
+    o.ignore_retry_after = true;
+    plan p = made(o);
+    EXPECT_EQ(p.think.min, std::chrono::nanoseconds{250ms});
+    EXPECT_EQ(p.think.max, std::chrono::nanoseconds{250ms});
+    EXPECT_FALSE(p.honour_retry_after);
+    o.think_time = " 1s .. 2.5s ";
+    p = made(o);
+    EXPECT_EQ(p.think.min, std::chrono::nanoseconds{1s});
+    EXPECT_EQ(p.think.max, std::chrono::nanoseconds{2500ms});
+    EXPECT_EQ(think_time_text(p.think), "1s..2500ms");
+    o.think_time = "0";
+    EXPECT_FALSE(made(o).think.any()) << "no pause";
+    for (const char* bad : {"", "soon", "2s..1s", "-1s", "1s..", "..1s", "1s..2s..3s", "1s..x"}) {
+        o.think_time = bad;
+        EXPECT_NE(refused(o).find("--think-time: bad think time '"), std::string::npos) << bad;
+    }
+    o.think_time = "1s";
+    o.rate = 10;
+    EXPECT_NE(refused(o).find("--think-time is a user's pause between its requests, in the closed model"),
+              std::string::npos);
+    o.rate.reset();
+    o.pipeline = 4;
+    EXPECT_NE(refused(o).find("--think-time pauses a user that has one request at a time: not with --pipeline or "
+                              "--streams above 1"),
+              std::string::npos);
+    o.pipeline.reset();
+    o.h2c = true;
+    o.streams = 10;
+    EXPECT_NE(refused(o).find("not with --pipeline or --streams above 1"), std::string::npos);
+    o.streams = 1;
+    EXPECT_TRUE(made(o).think.any()) << "one stream per connection: a user";
+}
+
 TEST(options_test, validate_names_the_knobs_as_each_source_writes_them) {
     plan p;
     p.rate = 10;

@@ -103,6 +103,11 @@ void record_random(results& one, results& all, std::uint64_t seed, std::size_t n
         r->connections_opened += 64;
         r->late += seed;
         r->unsent += 2 * seed;
+        r->second(seconds - 1).errors += seed;
+        r->second(seconds - 1).connect_failures += seed;
+        r->retry_after_asked += 3 * seed;
+        r->retry_after_held += 2 * seed;
+        r->retry_after_held_for += std::chrono::milliseconds{1500} * seed;
     }
 }
 
@@ -573,6 +578,65 @@ TEST(load_json, when_runs_began_round_trips_and_merges_to_their_spread) {
 // HTTP/2 runs say their protocol and streams in "run", count their own error classes (reset, refused) and the requests
 // a GOAWAY left unprocessed; files written before HTTP/2 (without any of these) still read, as HTTP/1.1 runs whose
 // reset and refused counts are 0; the console report names the protocol.
+// Think times, Retry-After and each second's failed connects: written, read back, merged, printed; files written
+// before them still read.
+TEST(load_json, retry_after_think_time_and_failed_connects_round_trip_and_print) {
+    plan p = make_plan(false);
+    p.think = *parse_think_time("1s..3s");
+    auto r = make_results();
+    auto ignored = make_results();
+    record_random(*r, *ignored, 5, 100, 3);
+    r->measured = std::chrono::seconds{3};
+    const std::string doc = to_json(p, *r, evaluate(p, *r));
+    EXPECT_NE(doc.find(R"("think_time":"1s..3s","honour_retry_after":true)"), std::string::npos) << doc;
+    EXPECT_NE(doc.find(R"("retry_after":{"asked":15,"held":10,"held_ns":7500000000,"held_s":)"), std::string::npos)
+        << doc;
+    EXPECT_NE(doc.find(R"("connect_failures":5,)"), std::string::npos) << doc;
+    const loaded_report back = must_read(doc);
+    EXPECT_EQ(json_of(back), doc);
+    EXPECT_EQ(back.p.think.min, std::chrono::nanoseconds{std::chrono::seconds{1}});
+    EXPECT_EQ(back.r.retry_after_held_for, std::chrono::milliseconds{7500});
+    EXPECT_EQ(back.r.seconds[2].connect_failures, 5u);
+
+    const auto printed = [](const plan& q, const results& rr) {
+        char* buffer = nullptr;
+        std::size_t size = 0;
+        std::FILE* memory = ::open_memstream(&buffer, &size);
+        print_report(memory, q, rr, {});
+        std::fclose(memory);
+        std::string text(buffer, size);
+        std::free(buffer);
+        return text;
+    };
+    std::string text = printed(back.p, back.r);
+    EXPECT_NE(text.find("\n  Retry-After  15 answers asked to wait; users held 10 times, 7.50s in all\n"),
+              std::string::npos)
+        << text;
+    p.honour_retry_after = false;
+    text = printed(p, *r);
+    EXPECT_NE(text.find("\n  Retry-After  15 answers asked to wait; users sent again at once (--ignore-retry-after)\n"),
+              std::string::npos)
+        << text;
+    text = printed(make_plan(true), *r);
+    EXPECT_NE(text.find("\n  Retry-After  15 answers asked to wait; the open model keeps its schedule\n"),
+              std::string::npos)
+        << text;
+    r->retry_after_asked = 0;
+    text = printed(p, *r);
+    EXPECT_EQ(text.find("Retry-After"), std::string::npos) << "no line when no answer asked";
+
+    // As written before them.
+    std::string old = with(doc, {"run", "think_time"}, {}, true);
+    old = with(old, {"run", "honour_retry_after"}, {}, true);
+    old = with(old, {"retry_after"}, {}, true);
+    const loaded_report before = must_read(old);
+    EXPECT_FALSE(before.p.think.any());
+    EXPECT_TRUE(before.p.honour_retry_after);
+    EXPECT_EQ(before.r.retry_after_asked, 0u);
+    expect_refused(with(doc, {"run", "think_time"}, "soon"), "run.think_time", "a think time that is not one");
+    expect_refused(with(doc, {"retry_after", "held"}, "x"), "retry_after.held", "a count that is not one");
+}
+
 TEST(load_json, http2_fields_round_trip_and_older_files_still_read) {
     plan p = make_plan(false);
     p.http = plan::http_version::h2;

@@ -64,7 +64,15 @@ void expect_same(const plan& a, const plan& b) {
             EXPECT_EQ(x.checks[c].statuses, y.checks[c].statuses) << i << "." << c;
             EXPECT_EQ(x.checks[c].text, y.checks[c].text) << i << "." << c;
         }
+        ASSERT_EQ(x.think.has_value(), y.think.has_value()) << i;
+        if (x.think) {
+            EXPECT_EQ(x.think->min, y.think->min) << i;
+            EXPECT_EQ(x.think->max, y.think->max) << i;
+        }
     }
+    EXPECT_EQ(a.think.min, b.think.min);
+    EXPECT_EQ(a.think.max, b.think.max);
+    EXPECT_EQ(a.honour_retry_after, b.honour_retry_after);
     EXPECT_EQ(a.http, b.http);
     EXPECT_EQ(a.streams, b.streams);
     EXPECT_EQ(a.data.source, b.data.source);
@@ -395,6 +403,18 @@ TEST(scenario_test, every_mistake_gets_a_clear_reason) {
         {"urls = \"http://x\"\n" + r, "unknown key 'urls' (did you mean 'url'?)"},
         {h + "[[requests]]\npath = \"/\"\n", "unknown key 'requests' (did you mean 'request'?)"},
         {h + "[options]\n" + r, "unknown key 'options' (known keys: url load feed request)"},
+        {h + "[load]\nthink_time = \"soon\"\n" + r,
+         "load.think_time: bad think time 'soon' (e.g. 500ms, or 1s..3s for a uniform range)"},
+        {h + "[load]\nthink_time = \"3s..1s\"\n" + r, "load.think_time: bad think time '3s..1s'"},
+        {h + "[load]\nthink_time = true\n" + r, "load.think_time must be a duration like \"500ms\""},
+        {h + "[load]\nignore_retry_after = 1\n" + r, "load.ignore_retry_after must be"},
+        {h + "[load]\nrate = 10\nthink_time = \"1s\"\n" + r,
+         "load.think_time (or a request's) is a user's pause between its requests, in the closed model"},
+        {h + "[load]\nrate = 10\n[[request]]\npath = \"/\"\nthink_time = \"1s\"\n",
+         "load.think_time (or a request's) is a user's pause"},
+        {h + "[load]\nhttp = \"2\"\nstreams = 8\nthink_time = \"1s\"\n" + r,
+         "pauses a user that has one request at a time: not with load.pipeline or load.streams above 1"},
+        {h + "[[request]]\npath = \"/\"\nthink_time = \"x\"\n", "request 1: think_time: bad think time 'x'"},
         {h, "the scenario has no [[request]]"},
         {h + "[request]\npath = \"/\"\n",
          "request must be an array of tables: one [[request]] per request, not a table"},
@@ -638,6 +658,43 @@ path = "/"
     EXPECT_NE(over_http.error().message.find("load.http = \"auto\" agrees on the protocol through ALPN"),
               std::string::npos)
         << over_http.error().message;
+}
+
+// Think times, the plan's and a request's own, and Retry-After ignored: read, written back as read.
+TEST(scenario_test, think_times_and_retry_after_round_trip) {
+    plan p;
+    ASSERT_TRUE(test::ok(load_scenario(R"(url = "http://example.test:8081/"
+[load]
+think_time = "1s..3s"
+ignore_retry_after = true
+
+[[request]]
+name = "browse"
+path = "/"
+
+[[request]]
+name = "buy"
+path = "/buy"
+think_time = 0.5
+)",
+                                       examples_dir(), p)));
+    EXPECT_EQ(p.think.min, std::chrono::nanoseconds{1s});
+    EXPECT_EQ(p.think.max, std::chrono::nanoseconds{3s});
+    EXPECT_FALSE(p.honour_retry_after);
+    ASSERT_EQ(p.scenario.size(), 2u);
+    EXPECT_FALSE(p.scenario[0].think.has_value());
+    ASSERT_TRUE(p.scenario[1].think.has_value());
+    EXPECT_EQ(p.scenario[1].think->min, std::chrono::nanoseconds{500ms});
+    EXPECT_EQ(p.scenario[1].think->max, std::chrono::nanoseconds{500ms});
+    const std::string text = to_toml(p);
+    EXPECT_NE(text.find("think_time = \"1s..3s\"\nignore_retry_after = true\n"), std::string::npos) << text;
+    plan q;
+    ASSERT_TRUE(test::ok(load_scenario(text, examples_dir(), q)));
+    expect_same(p, q);
+    plan defaults;
+    ASSERT_TRUE(test::ok(load_scenario(to_toml(plan{}), examples_dir(), defaults)));
+    EXPECT_FALSE(defaults.think.any());
+    EXPECT_TRUE(defaults.honour_retry_after);
 }
 
 TEST(scenario_test, a_plan_without_a_scenario_is_written_as_one_request) {

@@ -224,6 +224,7 @@ int run_capacity(const capacity_options& o, std::FILE* out, std::FILE* err) {
         return bad("a URL is required");
     }
     load::load_options lo = o.load_with;
+    lo.ignore_retry_after = true; // each step's users keep asking: a service that sheds load shows it as errors
     lo.connections = 1;
     lo.duration = o.step;
     if (auto checked = load::make_plan(lo); !checked) {

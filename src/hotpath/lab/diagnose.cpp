@@ -104,6 +104,7 @@ int run_diagnose(const diagnose_options& o, std::FILE* out, std::FILE* err) {
     load::plan plan;
     if (loading) {
         load::load_options lo = o.load_with;
+        lo.ignore_retry_after = true; // the load keeps its pressure: an overloaded service's 503s are the evidence
         if (!lo.connections && !lo.rate) {
             lo.connections = 10; // --load alone: a closed model of 10 connections
         }

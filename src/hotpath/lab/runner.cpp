@@ -81,6 +81,9 @@ result<std::string, problem> originals_folder(const lab_options& o) {
 // With `tls`, over HTTPS, trusting its CA alone.
 result<load::plan, problem> variant_plan(const variant_spec& v, const std::string& dir, const lab_certificates* tls) {
     load::load_options lo = v.load;
+    // The services are loaded as the write-ups' tools load them (wrk, bombardier): a 503's Retry-After is counted,
+    // not waited for, so that an overloaded variant shows what it refuses.
+    lo.ignore_retry_after = true;
     lo.url = (tls != nullptr ? "https://127.0.0.1:1" : "http://127.0.0.1:1") + v.path_and_query;
     if (tls != nullptr) {
         lo.tls.ca_file = tls->ca_file;

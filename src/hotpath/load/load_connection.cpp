@@ -1,9 +1,11 @@
 // A load connection: connect, send the prepared request bytes, parse responses, report them to the worker.
 #include <hotpath/load/worker.hpp>
 
+#include <hotpath/http/retry_after.hpp>
 #include <hotpath/net/transport.hpp>
 
 #include <algorithm>
+#include <ctime>
 #include <utility>
 
 namespace hotpath::load {
@@ -143,7 +145,7 @@ void load_connection::send(clock::time_point scheduled, unsigned count, clock::t
     for (unsigned i = 0; i < count; ++i) {
         in_flight_.push_back({scheduled, now, index});
     }
-    owner_.results_.bytes_sent += bytes.size();
+    owner_.on_sent(bytes.size(), count);
     transport_->write(bytes);
 }
 
@@ -213,7 +215,10 @@ void load_connection::on_transport_data(std::string_view bytes) {
 void load_connection::complete_response(clock::time_point now) {
     const request_times times = in_flight_.front();
     in_flight_.pop_front();
-    owner_.on_response(*this, times.scheduled, times.sent, times.index, reader_.head().status, body_, now);
+    const http::response_head& head = reader_.head();
+    owner_.on_response(
+        *this, times.scheduled, times.sent, times.index, head.status, body_,
+        head.status == 429 || head.status == 503 ? retry_after_of(head.find("retry-after")) : std::nullopt, now);
     if (closing_) {
         return;
     }

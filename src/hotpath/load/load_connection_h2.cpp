@@ -56,6 +56,7 @@ void load_connection::h2_send(clock::time_point scheduled, unsigned count, clock
         std::string_view body;
         const std::uint32_t request = owner_.pick_h2(h.scratch, h.scratch_text, fields, s.upload, body);
         s.sending = {body, 0};
+        owner_.on_sent(0, 1); // its bytes are counted as the frames are written
         const std::int32_t id = h.session->request(fields, body.empty() ? nullptr : &s.sending, &s);
         if (id < 0) {
             owner_.on_error(*this, error_class::write, 1); // nghttp2 refused it (stream ids exhausted)
@@ -92,7 +93,7 @@ void load_connection::h2_flush() {
     }
     if (!h.out.empty()) {
         h.writing = true;
-        owner_.results_.bytes_sent += h.out.size();
+        owner_.on_sent(h.out.size(), 0);
         transport_->write(h.out);
     }
     // Streams reset for their timeout close once the reset is sent.
@@ -146,7 +147,8 @@ void load_connection::h2_finish_closed(clock::time_point now) {
         freed = true;
         if (!s.timed_out) {
             if (s.error == http::h2_error::no_error && s.status != 0) {
-                owner_.on_response(*this, s.times.scheduled, s.times.sent, s.times.index, s.status, s.body, now);
+                owner_.on_response(*this, s.times.scheduled, s.times.sent, s.times.index, s.status, s.body,
+                                   s.retry_after, now);
             } else if (h.goaway && s.id > h.goaway_last) {
                 owner_.on_unprocessed(s.times.scheduled);
             } else {
@@ -247,9 +249,13 @@ load_connection::stream_slot* load_connection::slot_of(std::int32_t stream) cons
 
 void load_connection::on_h2_field(std::int32_t stream, std::string_view name, std::string_view value) {
     stream_slot* s = slot_of(stream);
+    if (s != nullptr && name == "retry-after" && (s->status == 429 || s->status == 503)) {
+        s->retry_after = retry_after_of(value);
+    }
     if (s == nullptr || name != ":status" || value.size() != 3) {
         return;
     }
+    s->retry_after.reset(); // the head's first field: what a stream before on this slot read goes
     unsigned status = 0;
     for (const char c : value) {
         status = c >= '0' && c <= '9' ? status * 10 + static_cast<unsigned>(c - '0') : 1000;

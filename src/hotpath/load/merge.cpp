@@ -453,6 +453,21 @@ result<void, problem> read_plan(fields& doc, plan& p) {
                  : protocol == "auto"   ? plan::http_version::automatic
                                         : plan::http_version::h2;
     }
+    // Written since think times and Retry-After; absent from older files (none, honoured: no 429 or 503 counted).
+    if (run.has("think_time")) {
+        std::string think;
+        if (!run.text("think_time", think)) {
+            return run.failure();
+        }
+        auto parsed = parse_think_time(think);
+        if (!parsed) {
+            return run.fail("think_time", parsed.error().message);
+        }
+        p.think = *parsed;
+    }
+    if (run.has("honour_retry_after") && !run.boolean("honour_retry_after", p.honour_retry_after)) {
+        return run.failure();
+    }
     auto to = http::parse_url(url);
     if (!to) {
         return run.fail("url", "'" + url + "': " + to.error().message);
@@ -546,6 +561,17 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
         !doc.u64("bytes_sent", r.bytes_sent) || !doc.u64("connections_opened", r.connections_opened) ||
         !doc.u64("late", r.late) || !doc.u64("unsent", r.unsent)) {
         return doc.failure();
+    }
+    if (const json::object* retry_after = doc.has("retry_after") ? doc.object("retry_after") : nullptr;
+        doc.has("retry_after")) {
+        if (retry_after == nullptr) {
+            return doc.failure();
+        }
+        fields ra(*retry_after, "retry_after");
+        if (!ra.u64("asked", r.retry_after_asked) || !ra.u64("held", r.retry_after_held) ||
+            !ra.nanoseconds("held_ns", r.retry_after_held_for)) {
+            return ra.failure();
+        }
     }
     if ((doc.has("retried_unprocessed") && !doc.u64("retried_unprocessed", r.retried_unprocessed)) ||
         (doc.has("connections_h2") && !doc.u64("connections_h2", r.connections_h2))) {
@@ -683,7 +709,8 @@ result<void, problem> read_results(fields& doc, bool open_model, results& r) {
             return f.fail("second", fmt::format("is {}; expected {} (one entry per second, in order)", index, i));
         }
         auto& s = r.second(i);
-        if (!f.u64("responses", s.responses) || !f.u64("errors", s.errors)) {
+        if (!f.u64("responses", s.responses) || !f.u64("errors", s.errors) ||
+            (f.has("connect_failures") && !f.u64("connect_failures", s.connect_failures))) {
             return f.failure();
         }
         if (auto read = read_histogram(f, "latency", *s.latency); !read) {

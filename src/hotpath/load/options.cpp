@@ -19,16 +19,25 @@ namespace {
 // The knobs a reason may name, as each source writes them.
 struct knob_names {
     std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads,
-        streams, h2, http_auto;
+        streams, h2, http_auto, think_time;
 };
 
 constexpr knob_names flag_names{
-    "--rate",          "--stages", "--pipeline", "--no-keepalive",        "--warmup",   "--max-connections", "-c",
-    "--expect-status", "-t",       "--streams",  "--h2, --h2c or --http", "--http auto"};
-constexpr knob_names scenario_names{
-    "load.rate",    "load.stages",          "load.pipeline",    "load.keep_alive = false",
-    "load.warmup",  "load.max_connections", "load.connections", "load.expect_status",
-    "load.threads", "load.streams",         "load.http",        "load.http = \"auto\""};
+    "--rate",          "--stages", "--pipeline", "--no-keepalive",        "--warmup",    "--max-connections", "-c",
+    "--expect-status", "-t",       "--streams",  "--h2, --h2c or --http", "--http auto", "--think-time"};
+constexpr knob_names scenario_names{"load.rate",
+                                    "load.stages",
+                                    "load.pipeline",
+                                    "load.keep_alive = false",
+                                    "load.warmup",
+                                    "load.max_connections",
+                                    "load.connections",
+                                    "load.expect_status",
+                                    "load.threads",
+                                    "load.streams",
+                                    "load.http",
+                                    "load.http = \"auto\"",
+                                    "load.think_time (or a request's)"};
 
 std::string str(std::string_view s) {
     return std::string(s);
@@ -95,6 +104,18 @@ std::string validate(const plan& p, plan_source source) {
     if (p.max_connections > 0 && p.max_connections < p.connections) {
         return str(n.max_connections) + " must be at least " + str(n.connections) + " (" +
                std::to_string(p.connections) + ")";
+    }
+    bool thinks = p.think.any();
+    for (const auto& r : p.scenario) {
+        thinks = thinks || (r.think && r.think->any());
+    }
+    if (thinks && p.open_model()) {
+        return str(n.think_time) + " is a user's pause between its requests, in the closed model; the open model's " +
+               "arrivals are its schedule (" + str(n.rate) + ")";
+    }
+    if (thinks && (p.pipeline > 1 || p.streams > 1)) {
+        return str(n.think_time) + " pauses a user that has one request at a time: not with " + str(n.pipeline) +
+               " or " + str(n.streams) + " above 1";
     }
     if (p.warmup >= p.total_time()) {
         return str(n.warmup) + " must be shorter than the run (the stages' sum, else the duration)";
@@ -205,6 +226,16 @@ result<plan, problem> make_plan(const load_options& o) {
     }
     if (o.pipeline) {
         p.pipeline = *o.pipeline;
+    }
+    if (o.think_time) {
+        auto think = parse_think_time(*o.think_time);
+        if (!think) {
+            return refuse("--think-time: " + std::move(think).error().message);
+        }
+        p.think = *think;
+    }
+    if (o.ignore_retry_after) {
+        p.honour_retry_after = false;
     }
     if (o.io) {
         p.io = *o.io;

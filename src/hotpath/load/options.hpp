@@ -28,6 +28,8 @@ struct load_options {
     bool no_keepalive = false;
     bool keep_trying = false; // --keep-trying: connect failures at the start do not end the run
     std::optional<unsigned> pipeline;
+    std::optional<std::string> think_time; // --think-time 500ms | 1s..3s
+    bool ignore_retry_after = false;       // --ignore-retry-after
     bool h2 = false;                 // --h2: HTTP/2, through ALPN over https://, with prior knowledge over http://
     bool h2c = false;                // --h2c: HTTP/2 with prior knowledge, http:// only
     std::optional<std::string> http; // --http 1.1|2|auto

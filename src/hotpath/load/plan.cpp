@@ -14,6 +14,24 @@
 
 namespace hotpath::load {
 
+result<think_time, problem> parse_think_time(std::string_view text) {
+    const auto bad = [&] {
+        return problem{errc::invalid_value,
+                       "bad think time '" + std::string(text) + "' (e.g. 500ms, or 1s..3s for a uniform range)"};
+    };
+    const std::size_t dots = text.find("..");
+    const auto low = parse_duration(text.substr(0, dots));
+    const auto high = dots == std::string_view::npos ? low : parse_duration(text.substr(dots + 2));
+    if (!low || !high || low->count() < 0 || *high < *low) {
+        return bad();
+    }
+    return think_time{*low, *high};
+}
+
+std::string think_time_text(const think_time& t) {
+    return t.min == t.max ? exact_duration_text(t.min) : exact_duration_text(t.min) + ".." + exact_duration_text(t.max);
+}
+
 result<std::vector<stage>, problem> parse_stages(std::string_view text) {
     const auto bad = [](std::string message) { return problem{errc::invalid_value, std::move(message)}; };
     std::vector<stage> stages;

@@ -32,6 +32,19 @@ struct stage {
 // All stages must be of one kind.
 result<std::vector<stage>, problem> parse_stages(std::string_view text);
 
+// Closed model: a virtual user's pause between a response and its next request (k6's sleep()), fixed (min == max)
+// or drawn uniformly from [min, max] for each pause. Zero: none.
+struct think_time {
+    std::chrono::nanoseconds min{};
+    std::chrono::nanoseconds max{};
+    bool any() const noexcept { return max.count() > 0; }
+};
+
+// "100ms" (fixed) or "50ms..200ms" (uniform in the range); durations as --duration takes them.
+result<think_time, problem> parse_think_time(std::string_view text);
+// The text parse_think_time reads back into the same pause.
+std::string think_time_text(const think_time& t);
+
 // A pass/fail condition on the final report: p50..p99.9 / mean / max latency, error rate, throughput.
 struct threshold {
     enum class metric : std::uint8_t { percentile, mean, max, errors, rps, dropped } what = metric::percentile;
@@ -63,6 +76,7 @@ struct request_spec {
     double weight = 1;                       // relative share of sends
     std::vector<unsigned> expected_statuses; // besides 1xx-3xx, statuses that count as success
     std::vector<check> checks;
+    std::optional<think_time> think; // the pause after this request's response, in place of the plan's
 };
 
 // Values for placeholders, one row per send, taken in order (wrapping around), rows split between workers.
@@ -112,6 +126,13 @@ struct plan {
     double rate = 0;              // > 0: open model at this many requests/s
     unsigned max_connections = 0; // open model: cap on connections (0: `connections`, the -c a user gave)
     std::vector<stage> stages;    // replace duration/rate/connections when present
+
+    // Closed model: each user's pause after a response before its next request (--think-time).
+    think_time think;
+    // Closed model: a 429 or 503 with Retry-After holds the user (its connection: every stream of it) that got it
+    // for the time asked, capped at the run's end, as a client that honours it would (--ignore-retry-after: false).
+    // The open model counts such answers but keeps its schedule: its arrivals are the load asked for.
+    bool honour_retry_after = true;
 
     std::vector<unsigned> expected_statuses; // answered statuses counted as success besides 1xx–3xx
     std::vector<threshold> thresholds;

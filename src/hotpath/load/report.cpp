@@ -48,8 +48,9 @@ std::string whole_model_of(const plan& p) {
                            p.stages.empty() ? fmt::format("{} req/s", p.rate) : std::string("staged rate"),
                            p.open_connections(), p.open_connections() == 1 ? "" : "s");
     }
-    return p.stages.empty() ? fmt::format("closed model, {} connections", p.connections)
-                            : fmt::format("closed model, staged virtual users (up to {})", connections_of(p));
+    const std::string think = p.think.any() ? fmt::format(", {} think time", think_time_text(p.think)) : "";
+    return p.stages.empty() ? fmt::format("closed model, {} connections{}", p.connections, think)
+                            : fmt::format("closed model, staged virtual users (up to {}){}", connections_of(p), think);
 }
 
 // The model, and this run's part of it with --segment.
@@ -271,6 +272,20 @@ void print_report(std::FILE* out, const plan& p, const results& r, const std::ve
         errors.erase(errors.find_last_not_of(' ') + 1);
         fmt::print(out, "  Errors       {}\n", errors);
     }
+    if (r.retry_after_asked != 0) {
+        if (p.open_model()) {
+            fmt::print(out, "  Retry-After  {} answers asked to wait; the open model keeps its schedule\n",
+                       r.retry_after_asked);
+        } else if (!p.honour_retry_after) {
+            fmt::print(out,
+                       "  Retry-After  {} answers asked to wait; users sent again at once (--ignore-retry-after)\n",
+                       r.retry_after_asked);
+        } else {
+            fmt::print(out, "  Retry-After  {} answers asked to wait; users held {} times, {} in all\n",
+                       r.retry_after_asked, r.retry_after_held,
+                       format_duration_ns(static_cast<double>(r.retry_after_held_for.count())));
+        }
+    }
     if (r.per_request.size() > 1) {
         fmt::print(out, "  By request   {:<16} {:>10} {:>10} {:>9} {:>10} {:>10} {:>10}\n", "name", "responses",
                    "req/s", "failures", "p50", "p95", "p99");
@@ -385,6 +400,10 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
     run["protocol"] = protocol_name(p);
     run["streams"] = p.streams;
     run["keep_alive"] = p.keep_alive;
+    if (p.think.any()) {
+        run["think_time"] = think_time_text(p.think);
+    }
+    run["honour_retry_after"] = p.honour_retry_after;
     run["planned_s"] = seconds_of(p.total_time());
     run["warmup_s"] = seconds_of(p.warmup);
     run["planned_ns"] = p.total_time().count();
@@ -438,6 +457,10 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
         doc["tls"] = std::move(tls);
     }
     doc["retried_unprocessed"] = r.retried_unprocessed;
+    doc["retry_after"] = boost::json::object{{"asked", r.retry_after_asked},
+                                             {"held", r.retry_after_held},
+                                             {"held_ns", r.retry_after_held_for.count()},
+                                             {"held_s", seconds_of(r.retry_after_held_for)}};
     doc["connections_h2"] = r.connections_h2;
     doc["late"] = r.late;
     doc["unsent"] = r.unsent;
@@ -472,6 +495,7 @@ std::string to_json(const plan& p, const results& r, const std::vector<threshold
         o["second"] = i;
         o["responses"] = s.responses;
         o["errors"] = s.errors;
+        o["connect_failures"] = s.connect_failures;
         o["p50_us"] = static_cast<double>(s.latency->value_at_percentile(50)) / 1e3;
         o["p95_us"] = static_cast<double>(s.latency->value_at_percentile(95)) / 1e3;
         o["p99_us"] = static_cast<double>(s.latency->value_at_percentile(99)) / 1e3;

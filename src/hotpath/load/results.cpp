@@ -56,6 +56,7 @@ void results::close_seconds() {
     for (std::size_t i = keep; i < seconds.size(); ++i) {
         last.responses += seconds[i].responses;
         last.errors += seconds[i].errors;
+        last.connect_failures += seconds[i].connect_failures;
         last.latency->merge(*seconds[i].latency);
     }
     seconds.resize(keep);
@@ -82,6 +83,9 @@ void results::merge(const results& other) {
     unsent += other.unsent;
     late += other.late;
     retried_unprocessed += other.retried_unprocessed;
+    retry_after_asked += other.retry_after_asked;
+    retry_after_held += other.retry_after_held;
+    retry_after_held_for += other.retry_after_held_for;
     connections_h2 += other.connections_h2;
     send_lag.merge(other.send_lag);
     connect_attempts += other.connect_attempts;
@@ -115,6 +119,7 @@ void results::merge(const results& other) {
         auto& s = second(i);
         s.responses += other.seconds[i].responses;
         s.errors += other.seconds[i].errors;
+        s.connect_failures += other.seconds[i].connect_failures;
         s.latency->merge(*other.seconds[i].latency);
     }
 }

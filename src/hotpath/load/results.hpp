@@ -40,7 +40,10 @@ struct tls_results {
 // One second of the measured window.
 struct second_sample {
     std::uint64_t responses = 0;
+    // Failed requests, and failed connection attempts (a starved server that refuses or drops connections fails
+    // no request, but a user that could not connect is an error of that second all the same).
     std::uint64_t errors = 0;
+    std::uint64_t connect_failures = 0; // of `errors`, the failed connection attempts
     std::unique_ptr<metrics::histogram> latency = std::make_unique<metrics::histogram>();
 };
 
@@ -72,6 +75,12 @@ struct results {
     // another connection; not failures.
     std::uint64_t retried_unprocessed = 0;
     std::uint64_t connections_h2 = 0; // of connections_opened, those that spoke HTTP/2
+    // Answers (429 or 503) with a Retry-After a client can read, in the measured window; of those, the ones a user
+    // waited for (closed model, plan::honour_retry_after), and the time users were held in all (each wait cut at
+    // the run's end).
+    std::uint64_t retry_after_asked = 0;
+    std::uint64_t retry_after_held = 0;
+    std::chrono::nanoseconds retry_after_held_for{};
     // Open model: how far behind its scheduled time each late request was sent.
     metrics::histogram send_lag;
     std::uint64_t connect_attempts = 0;

@@ -80,7 +80,7 @@ std::optional<clock::time_point> wait_for_start(const plan& p, const sigset_t& s
 } // namespace
 
 result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by,
-                             run_control* control) {
+                             run_control* control, live_watch* watch) {
     if (stopped_by != nullptr) {
         *stopped_by = 0;
     }
@@ -143,9 +143,26 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
 
     live_counters live;
     const unsigned thread_count = resolve_threads(p);
+    const auto requests = requests_or_default(p);
+    std::vector<std::unique_ptr<live_totals>> totals;
     std::vector<std::unique_ptr<worker>> workers;
     for (unsigned i = 0; i < thread_count; ++i) {
-        workers.push_back(std::make_unique<worker>(p, endpoint, tls, i, thread_count, start, live));
+        if (watch != nullptr) {
+            totals.push_back(std::make_unique<live_totals>(requests.size()));
+        }
+        workers.push_back(std::make_unique<worker>(p, endpoint, tls, i, thread_count, start, live,
+                                                   watch != nullptr ? totals.back().get() : nullptr));
+    }
+    if (watch != nullptr) {
+        std::vector<const live_totals*> watched;
+        std::vector<std::string> names;
+        for (const auto& t : totals) {
+            watched.push_back(t.get());
+        }
+        for (const auto& r : requests) {
+            names.push_back(r.name);
+        }
+        watch->attach(std::move(watched), std::move(names), start, began);
     }
     std::vector<std::thread> threads;
     std::atomic<unsigned> running{thread_count};
@@ -231,6 +248,9 @@ result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progr
     }
     for (auto& t : threads) {
         t.join();
+    }
+    if (watch != nullptr) {
+        watch->detach();
     }
     pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 

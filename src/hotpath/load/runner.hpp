@@ -2,6 +2,7 @@
 #pragma once
 
 #include <hotpath/core/result.hpp>
+#include <hotpath/load/live.hpp>
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/results.hpp>
 #include <hotpath/load/start.hpp>
@@ -22,8 +23,9 @@ enum class progress_mode : std::uint8_t { none, terminal, lines };
 // A plan with a start time waits for it, and a paused one for SIGUSR1 or `control`'s release; a signal or
 // control->stop() before then ends it without a run (errc::cancelled; `stopped_by` says which signal, SIGTERM for
 // the control's stop). `control`, when given, shows the run's phase to other threads and can end it early (as
-// SIGTERM does).
+// SIGTERM does). `watch`, when given, gets the workers' live totals while they run and their final sum at the end
+// (live.hpp): what exporters push and a scrape endpoint shows.
 result<results, problem> run(const plan& p, progress_mode mode, std::FILE* progress_out, int* stopped_by = nullptr,
-                             run_control* control = nullptr);
+                             run_control* control = nullptr, live_watch* watch = nullptr);
 
 } // namespace hotpath::load

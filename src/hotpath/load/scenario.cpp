@@ -175,6 +175,32 @@ result<void, problem> get_duration(const toml::table& t, std::string_view key, s
     return {};
 }
 
+// A think time: "500ms" or "1s..3s" (a bare number is seconds).
+result<void, problem> get_think_time(const toml::table& t, std::string_view key, std::string_view full,
+                                     std::optional<think_time>& out) {
+    const toml::node* n = t.get(key);
+    if (n == nullptr) {
+        return {};
+    }
+    std::string given;
+    if (const auto* text = n->as_string(); text != nullptr) {
+        given = text->get();
+    } else if (n->is_integer() || n->is_floating_point()) {
+        const double seconds =
+            n->is_integer() ? static_cast<double>(n->as_integer()->get()) : n->as_floating_point()->get();
+        char digits[32];
+        given.assign(digits, std::to_chars(digits, digits + sizeof(digits), seconds).ptr);
+    } else {
+        return wrong_type(*n, full, "a duration like \"500ms\" or a range like \"1s..3s\"");
+    }
+    auto parsed = parse_think_time(given);
+    if (!parsed) {
+        return fail(*n, std::string(full) + ": " + parsed.error().message);
+    }
+    out = *parsed;
+    return {};
+}
+
 // An array of strings, or (when `one_ok`) a single string.
 result<void, problem> get_strings(const toml::table& t, std::string_view key, std::string_view full, bool one_ok,
                                   std::optional<std::vector<std::string>>& out) {
@@ -240,17 +266,18 @@ result<void, problem> first_failure(std::initializer_list<result<void, problem>>
 // The sections of a scenario.
 
 result<void, problem> read_load(const toml::table& t, plan& q) {
-    if (auto known =
-            only_keys(t, "load.",
-                      {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages", "warmup",
-                       "timeout", "keep_alive", "pipeline", "thresholds", "expect_status", "http", "streams"});
+    if (auto known = only_keys(t, "load.",
+                               {"connections", "threads", "duration", "requests", "rate", "max_connections", "stages",
+                                "warmup", "timeout", "keep_alive", "pipeline", "thresholds", "expect_status", "http",
+                                "streams", "think_time", "ignore_retry_after"});
         !known) {
         return known;
     }
     std::optional<std::int64_t> connections, threads, requests, max_connections, pipeline, streams;
     std::optional<std::chrono::nanoseconds> duration, warmup, timeout;
     std::optional<double> rate;
-    std::optional<bool> keep_alive;
+    std::optional<bool> keep_alive, ignore_retry_after;
+    std::optional<think_time> think;
     std::optional<std::vector<std::string>> stages, thresholds;
     std::optional<std::vector<unsigned>> statuses;
     const auto read = first_failure({
@@ -265,6 +292,8 @@ result<void, problem> read_load(const toml::table& t, plan& q) {
         get_duration(t, "timeout", "load.timeout", false, timeout),
         get_positive(t, "rate", "load.rate", rate),
         get_bool(t, "keep_alive", "load.keep_alive", keep_alive),
+        get_bool(t, "ignore_retry_after", "load.ignore_retry_after", ignore_retry_after),
+        get_think_time(t, "think_time", "load.think_time", think),
         get_strings(t, "stages", "load.stages", true, stages),
         get_strings(t, "thresholds", "load.thresholds", false, thresholds),
         get_statuses(t, "expect_status", "load.expect_status", statuses),
@@ -319,6 +348,8 @@ result<void, problem> read_load(const toml::table& t, plan& q) {
     q.timeout = timeout.value_or(q.timeout);
     q.rate = rate.value_or(q.rate);
     q.keep_alive = keep_alive.value_or(q.keep_alive);
+    q.honour_retry_after = ignore_retry_after ? !*ignore_retry_after : q.honour_retry_after;
+    q.think = think.value_or(q.think);
     q.expected_statuses = statuses.value_or(q.expected_statuses);
     if (duration) {
         q.duration = *duration;
@@ -431,7 +462,7 @@ result<void, problem> read_request(const toml::table& t, std::size_t index, std:
     std::string label = "request " + std::to_string(index + 1);
     if (auto known = only_keys(t, "request.",
                                {"name", "method", "path", "headers", "body", "weight", "expect_status", "check_status",
-                                "check_body_contains"});
+                                "check_body_contains", "think_time"});
         !known) {
         return known;
     }
@@ -446,6 +477,7 @@ result<void, problem> read_request(const toml::table& t, std::size_t index, std:
         label = "request '" + *name + "'";
     }
     std::optional<double> weight;
+    std::optional<think_time> think;
     std::optional<std::vector<unsigned>> expect, check_status;
     std::optional<std::vector<std::string>> contains;
     const auto read = first_failure({
@@ -456,6 +488,7 @@ result<void, problem> read_request(const toml::table& t, std::size_t index, std:
         get_statuses(t, "expect_status", label + ": expect_status", expect),
         get_statuses(t, "check_status", label + ": check_status", check_status),
         get_strings(t, "check_body_contains", label + ": check_body_contains", true, contains),
+        get_think_time(t, "think_time", label + ": think_time", think),
     });
     if (!read) {
         return read;
@@ -479,6 +512,7 @@ result<void, problem> read_request(const toml::table& t, std::size_t index, std:
     r.path_and_query = std::string(prefix) + *path;
     r.body = body.value_or("");
     r.weight = weight.value_or(1);
+    r.think = think;
     r.expected_statuses = expect.value_or(std::vector<unsigned>{});
     if (check_status) {
         r.checks.push_back(check{check::kind::status, *check_status, {}});

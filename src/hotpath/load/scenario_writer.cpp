@@ -123,6 +123,8 @@ std::string to_toml(const plan& p) {
     out.append("timeout = ").append(toml_string(exact_duration_text(p.timeout))).append("\n");
     out.append("keep_alive = ").append(p.keep_alive ? "true" : "false").append("\n");
     out.append("pipeline = ").append(std::to_string(p.pipeline)).append("\n");
+    out.append("think_time = ").append(toml_string(think_time_text(p.think))).append("\n");
+    out.append("ignore_retry_after = ").append(p.honour_retry_after ? "false" : "true").append("\n");
     if (p.may_h2()) {
         out.append(p.h2() ? "http = \"2\"\n" : "http = \"auto\"\n");
         out.append("streams = ").append(std::to_string(p.streams)).append("\n");
@@ -156,6 +158,9 @@ std::string to_toml(const plan& p) {
             out.append("body = ").append(toml_string(r.body)).append("\n");
         }
         out.append("weight = ").append(number(r.weight)).append("\n");
+        if (r.think) {
+            out.append("think_time = ").append(toml_string(think_time_text(*r.think))).append("\n");
+        }
         if (!r.expected_statuses.empty()) {
             out.append("expect_status = ").append(status_list(r.expected_statuses)).append("\n");
         }

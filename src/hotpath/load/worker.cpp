@@ -2,10 +2,12 @@
 #include <hotpath/load/worker.hpp>
 
 #include <hotpath/http/request_head.hpp>
+#include <hotpath/http/retry_after.hpp>
 #include <hotpath/load/feed.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <limits>
 
 namespace hotpath::load {
@@ -20,12 +22,21 @@ unsigned share_of(unsigned total, unsigned index, unsigned count) noexcept {
     return total / count + (index < total % count ? 1 : 0);
 }
 
+// For the min-heap of held users: the soonest released on top.
+bool later(const auto& a, const auto& b) noexcept {
+    return a.until > b.until;
+}
+
 } // namespace
 
+std::optional<std::chrono::seconds> retry_after_of(std::string_view value) noexcept {
+    return value.empty() ? std::nullopt : http::parse_retry_after(value, std::time(nullptr));
+}
+
 worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_context> tls, unsigned index,
-               unsigned count, clock::time_point start, live_counters& live)
+               unsigned count, clock::time_point start, live_counters& live, live_totals* watched)
     : plan_(p), endpoint_(endpoint), index_(index), count_(count), share_(1.0 / count), loop_(index), timer_(loop_),
-      start_(start), live_(live) {
+      start_(start), live_(live), watched_(watched) {
     if (tls != nullptr) {
         tls_ = std::make_unique<net::tls_transports>(std::move(tls), *transports_,
                                                      p.tls.server_name.empty() ? p.to.host : p.tls.server_name);
@@ -92,16 +103,30 @@ worker::worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_c
 
 worker::~worker() = default;
 
+// splitmix64: a fast, well-mixed generator; the choices only need to follow the weights and ranges.
+std::uint64_t worker::next_random() noexcept {
+    rng_state_ += 0x9e3779b97f4a7c15ULL;
+    std::uint64_t z = rng_state_;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+clock::duration worker::think_for(std::uint32_t index) noexcept {
+    const think_time& t = prepared_[index].spec.think ? *prepared_[index].spec.think : plan_.think;
+    if (t.max == t.min) {
+        return std::chrono::duration_cast<clock::duration>(t.min);
+    }
+    const double x = static_cast<double>(next_random() >> 11) / 9007199254740992.0; // [0, 1)
+    return std::chrono::duration_cast<clock::duration>(
+        t.min + std::chrono::nanoseconds{static_cast<std::int64_t>(x * static_cast<double>((t.max - t.min).count()))});
+}
+
 std::uint32_t worker::pick_index() noexcept {
     std::uint32_t index = 0;
     if (prepared_.size() > 1) {
-        // splitmix64: a fast, well-mixed generator; the choice only needs to follow the weights.
-        rng_state_ += 0x9e3779b97f4a7c15ULL;
-        std::uint64_t z = rng_state_;
-        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-        z ^= z >> 31;
-        const double x = static_cast<double>(z >> 11) / 9007199254740992.0 * prepared_.back().cumulative_weight;
+        const double x =
+            static_cast<double>(next_random() >> 11) / 9007199254740992.0 * prepared_.back().cumulative_weight;
         while (index + 1 < prepared_.size() && x >= prepared_[index].cumulative_weight) {
             ++index;
         }
@@ -164,6 +189,9 @@ std::uint32_t worker::pick_h2(std::vector<http::h2_field>& scratch,
 
 load_connection* worker::add_connection() {
     connections_.push_back(std::make_unique<load_connection>(*this));
+    if (held_.capacity() < connections_.size()) {
+        held_.reserve(std::max<std::size_t>(64, 2 * connections_.size())); // at the start or a ramp, not per request
+    }
     return connections_.back().get();
 }
 
@@ -204,7 +232,7 @@ std::uint64_t worker::connections_wanted() const noexcept {
     // Only as many connections as requests are left for (-n with --no-keepalive opens one each).
     std::uint64_t waiting = 0;
     for (const auto& c : connections_) {
-        waiting += c->connecting() || c->ready() ? 1 : 0;
+        waiting += c->connecting() || c->ready() || c->held() ? 1 : 0;
     }
     return to_send_ > waiting ? to_send_ - waiting : 0;
 }
@@ -257,6 +285,11 @@ void worker::on_ready(load_connection& c, clock::time_point now) {
             if (scheduled >= warmup_end_) {
                 ++results_.late;
                 results_.send_lag.record(now - scheduled);
+                if (watched_ != nullptr) {
+                    watched_->late.add();
+                    watched_->send_lag[live_bucket(now - scheduled)].add();
+                    watched_->send_lag_sum_ns.add(static_cast<std::uint64_t>((now - scheduled).count()));
+                }
             }
             c.send(scheduled, 1, now);
         }
@@ -269,15 +302,31 @@ void worker::on_ready(load_connection& c, clock::time_point now) {
 void worker::on_bytes(std::size_t bytes, clock::time_point now) {
     if (now >= warmup_end_) {
         results_.bytes_received += bytes;
+        if (watched_ != nullptr) {
+            watched_->bytes_received.add(bytes);
+        }
     }
 }
 
-void worker::on_response(load_connection&, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
-                         unsigned status, std::string_view body, clock::time_point now) {
+void worker::on_response(load_connection& user, clock::time_point scheduled, clock::time_point sent,
+                         std::uint32_t index, unsigned status, std::string_view body,
+                         std::optional<std::chrono::seconds> retry_after, clock::time_point now) {
     live_.responses.fetch_add(1, std::memory_order_relaxed);
+    if (!plan_.open_model()) {
+        // The user that got this answer waits before its next request: as a Retry-After asks, else its think time.
+        if (retry_after && plan_.honour_retry_after && retry_after->count() > 0) {
+            hold(user, now + *retry_after, now, true);
+        } else if (plan_.think.any() || prepared_[index].spec.think) {
+            hold(user, now + think_for(index), now, false);
+        }
+    }
+    if (watched_ != nullptr) {
+        watched_->ended.add();
+    }
     if (now < warmup_end_) {
         return;
     }
+    results_.retry_after_asked += retry_after ? 1 : 0;
     const auto latency = now - scheduled;
     results_.latency.record(latency);
     if (plan_.open_model()) {
@@ -292,6 +341,13 @@ void worker::on_response(load_connection&, clock::time_point scheduled, clock::t
     auto& second = results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1}));
     ++second.responses;
     second.latency->record(latency);
+    if (watched_ != nullptr) {
+        live_request& lr = watched_->per_request[index];
+        lr.responses[status >= 100 && status < 600 ? status / 100 : 0].add();
+        lr.latency[live_bucket(latency)].add();
+        lr.latency_sum_ns.add(static_cast<std::uint64_t>(latency.count()));
+        watched_->retry_after_asked.add(retry_after ? 1 : 0);
+    }
 
     const auto listed = [status](const std::vector<unsigned>& v) {
         return std::find(v.begin(), v.end(), status) != v.end();
@@ -314,17 +370,26 @@ void worker::on_response(load_connection&, clock::time_point scheduled, clock::t
         ++results_.errors[static_cast<std::size_t>(failure)];
         ++mine.failures;
         ++second.errors;
+        if (watched_ != nullptr) {
+            watched_->errors[static_cast<std::size_t>(failure)].add();
+        }
         live_.errors.fetch_add(1, std::memory_order_relaxed);
     }
 }
 
 void worker::on_error(load_connection&, error_class e, std::size_t lost_requests) {
     const auto now = clock::now();
+    if (watched_ != nullptr) {
+        watched_->ended.add(lost_requests);
+    }
     if (now < warmup_end_ || finished_ || lost_requests == 0) {
         return;
     }
     const std::uint64_t n = lost_requests;
     results_.errors[static_cast<std::size_t>(e)] += n;
+    if (watched_ != nullptr) {
+        watched_->errors[static_cast<std::size_t>(e)].add(n);
+    }
     results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1})).errors += n;
     live_.errors.fetch_add(n, std::memory_order_relaxed);
 }
@@ -334,6 +399,9 @@ void worker::on_unprocessed(clock::time_point scheduled) {
         return;
     }
     ++results_.retried_unprocessed;
+    if (watched_ != nullptr) {
+        watched_->ended.add(); // and sent again: counted sent once more then
+    }
     // The run was perhaps ending (all sent): this one goes again, maybe on a connection check_done already saw idle,
     // so its next look starts from the first connection.
     done_scan_from_ = 0;
@@ -348,6 +416,10 @@ void worker::on_unprocessed(clock::time_point scheduled) {
 
 void worker::on_connect_result(std::error_code ec) {
     ++results_.connect_attempts;
+    if (watched_ != nullptr) {
+        watched_->connect_attempts.add();
+        watched_->connect_failures.add(ec ? 1 : 0);
+    }
     if (!ec) {
         ++results_.connections_opened;
         live_.connections_opened.fetch_add(1, std::memory_order_relaxed);
@@ -355,6 +427,11 @@ void worker::on_connect_result(std::error_code ec) {
     }
     ++results_.connect_failures;
     live_.connect_failures.fetch_add(1, std::memory_order_relaxed);
+    if (const auto now = clock::now(); now >= warmup_end_ && !finished_) {
+        auto& second = results_.second(static_cast<std::size_t>((now - warmup_end_) / std::chrono::seconds{1}));
+        ++second.errors;
+        ++second.connect_failures;
+    }
     if (results_.connect_error.empty()) {
         results_.connect_error = ec.message();
     }
@@ -380,13 +457,58 @@ void worker::on_gone(load_connection& c, bool failed) {
     }
     // A connection the server closed normally (no keep-alive) is replaced at once; after a failed connect
     // the next tick retries, which bounds the retry rate against a server that refuses.
+    // A user waiting (think time, Retry-After) connects again when it is released, as a client would.
     const bool wanted = plan_.open_model() ? !pending_.empty() : connections_wanted() > 0;
-    if (!failed && !c.retire && wanted) {
+    if (!c.held() && !failed && !c.retire && wanted) {
         c.open();
-    } else {
+    } else if (!c.held()) {
         reopen_pending_ = true; // the tick reopens it (one attempt per tick) if the plan still wants it
     }
     check_done(clock::now());
+}
+
+void worker::hold(load_connection& c, clock::time_point until, clock::time_point now, bool asked) {
+    until = std::min(until, end_);
+    const clock::time_point from = c.held() ? std::max(now, c.held_until()) : now;
+    if (until <= from) {
+        return; // a wait that ends with the run, or within one already asked
+    }
+    if (asked && now >= warmup_end_) {
+        ++results_.retry_after_held;
+        results_.retry_after_held_for += until - from;
+    }
+    c.hold(until);
+    held_.push_back({until, &c});
+    std::push_heap(held_.begin(), held_.end(), later<held_user, held_user>);
+    if (timer_.armed() && until < timer_.deadline()) {
+        timer_.rearm(until); // sooner than the tick: a short think time is not rounded up to the tick's period
+    }
+}
+
+void worker::release_held(clock::time_point now) {
+    while (!held_.empty() && held_.front().until <= now) {
+        std::pop_heap(held_.begin(), held_.end(), later<held_user, held_user>);
+        const held_user h = held_.back();
+        held_.pop_back();
+        load_connection& c = *h.user;
+        if (!c.held() || c.held_until() != h.until) {
+            continue; // held again since, for longer: a later entry releases it
+        }
+        c.release();
+        if (c.retire) {
+            if (!c.busy() && !c.gone()) {
+                c.abort(error_class::count_);
+            }
+            continue;
+        }
+        if (c.gone()) {
+            if (connections_wanted() > 0) {
+                c.open(); // its connection went while it waited: its next request goes on a new one
+            }
+        } else {
+            send_closed(c, now);
+        }
+    }
 }
 
 void worker::adjust_users(clock::time_point now) {
@@ -423,7 +545,8 @@ void worker::adjust_users(clock::time_point now) {
         if (!c.retire && !c.gone()) {
             c.retire = true;
             --active;
-            if (c.ready() && !c.busy()) {
+            if ((c.ready() || c.held()) && !c.busy()) {
+                c.release();
                 c.abort(error_class::count_);
             }
         }
@@ -531,12 +654,13 @@ void worker::do_tick() {
         if (!plan_.stages.empty() && !stopping_) {
             adjust_users(now);
         }
+        release_held(now);
         if (!stopping_ && reopen_pending_) {
             // Reconnect what failed, one attempt per tick; a look at every connection only when one went away.
             std::uint64_t wanted = connections_wanted();
             bool left = false;
             for (auto& c : connections_) {
-                if (c->gone() && !c->retire) {
+                if (c->gone() && !c->retire && !c->held()) {
                     if (wanted == 0) {
                         left = true;
                         break;
@@ -581,6 +705,9 @@ void worker::schedule_tick(clock::time_point now) {
     auto next = started_ ? now + tick_period : now;
     if (plan_.open_model() && !stopping_ && next_send_ < next) {
         next = next_send_;
+    }
+    if (!held_.empty() && held_.front().until < next) {
+        next = std::max(held_.front().until, now);
     }
     timer_.arm(next, [this] { do_tick(); });
 }

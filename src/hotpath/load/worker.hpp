@@ -3,6 +3,7 @@
 
 #include <hotpath/http/h2_session.hpp>
 #include <hotpath/http/response_reader.hpp>
+#include <hotpath/load/live.hpp>
 #include <hotpath/load/plan.hpp>
 #include <hotpath/load/results.hpp>
 #include <hotpath/net/connect.hpp>
@@ -51,9 +52,12 @@ public:
 
     // Whether send() may take a request now, and how many (HTTP/1.1: one batch of `pipeline` when nothing is in
     // flight; HTTP/2: a free stream each, up to `streams` and the server's SETTINGS_MAX_CONCURRENT_STREAMS).
-    bool ready() const noexcept { return h2_on_ ? h2_room() != 0 : connected_ && in_flight_.empty() && !closing_; }
+    // A held user (think time, Retry-After) takes none until released.
+    bool ready() const noexcept {
+        return !held_ && (h2_on_ ? h2_room() != 0 : connected_ && in_flight_.empty() && !closing_);
+    }
     unsigned room() const noexcept {
-        return h2_on_ ? h2_room() : connected_ && in_flight_.empty() && !closing_ ? pipeline_ : 0;
+        return held_ ? 0 : h2_on_ ? h2_room() : connected_ && in_flight_.empty() && !closing_ ? pipeline_ : 0;
     }
     bool busy() const noexcept { return h2_on_ ? h2_->in_flight != 0 : !in_flight_.empty(); }
     // Connecting, or over TLS handshaking: not yet ready, within the connect's timeout.
@@ -68,6 +72,16 @@ public:
     void check_timeout(clock::time_point now, clock::duration timeout);
 
     bool retire = false; // closed-model ramp-down: close after the current responses
+
+    // Closed model: the user this connection is holds off its next request until `until` (its think time, or a
+    // Retry-After), across reconnections; the worker releases it.
+    void hold(clock::time_point until) noexcept {
+        held_ = true;
+        held_until_ = until;
+    }
+    void release() noexcept { held_ = false; }
+    bool held() const noexcept { return held_; }
+    clock::time_point held_until() const noexcept { return held_until_; }
 
 private:
     struct request_times {
@@ -99,10 +113,11 @@ private:
         bool linked = false;    // in the in-flight list (not once its timeout was counted)
         bool timed_out = false; // reset for its timeout, which was counted; its close counts nothing more
         std::uint32_t prev = no_slot;
-        std::uint32_t next = no_slot; // in flight, in send order; or the next free slot
-        std::string body;             // the response body's start, for a body check
-        std::string upload;           // a templated request's body, rendered for this stream
-        http::h2_body sending;        // the request body as nghttp2 reads it
+        std::uint32_t next = no_slot;                    // in flight, in send order; or the next free slot
+        std::optional<std::chrono::seconds> retry_after; // a 429's or 503's Retry-After, read
+        std::string body;                                // the response body's start, for a body check
+        std::string upload;                              // a templated request's body, rendered for this stream
+        http::h2_body sending;                           // the request body as nghttp2 reads it
     };
     struct h2_state {
         std::unique_ptr<http::h2_session> session;
@@ -163,17 +178,24 @@ private:
     bool connected_ = false;
     bool closing_ = false;
     bool server_closes_ = false;
+    bool held_ = false;
+    clock::time_point held_until_{};
     std::unique_ptr<h2_state> h2_; // when HTTP/2 may be spoken; kept across reconnections (a session per connection)
     bool h2_on_ = false;           // this connection speaks HTTP/2 (h2c, or h2 agreed through ALPN)
     unsigned pipeline_;            // HTTP/1.1: requests sent at once (the plan's pipeline, at least 1)
 };
 
+// A 429's or 503's Retry-After field as a wait (http::parse_retry_after at the wall clock's now); nullopt when
+// absent or unreadable.
+std::optional<std::chrono::seconds> retry_after_of(std::string_view value) noexcept;
+
 // Runs its share of the plan on its own loop: `index` of `count` workers. Not thread-safe except stop().
 class worker {
 public:
-    // `tls`: the client context for an https:// plan (null for http://), shared by the workers.
+    // `tls`: the client context for an https:// plan (null for http://), shared by the workers. `watched`: this
+    // worker's live totals when the run is watched (live.hpp), else null (nothing more is counted).
     worker(const plan& p, net::endpoint endpoint, std::shared_ptr<net::tls_context> tls, unsigned index, unsigned count,
-           clock::time_point start, live_counters& live);
+           clock::time_point start, live_counters& live, live_totals* watched = nullptr);
     ~worker();
 
     // Runs the loop on the calling thread until this worker's share is done.
@@ -189,9 +211,19 @@ private:
 
     // The clock is read once per event (bytes arrived, a connection ready) and `now` handed down: a response, the
     // request sent in its place and the end check share one reading.
+    // `retry_after`: a 429's or 503's Retry-After as read (nullopt: none, or not one a client can read).
     void on_response(load_connection& c, clock::time_point scheduled, clock::time_point sent, std::uint32_t index,
-                     unsigned status, std::string_view body, clock::time_point now);
+                     unsigned status, std::string_view body, std::optional<std::chrono::seconds> retry_after,
+                     clock::time_point now);
     void on_bytes(std::size_t bytes, clock::time_point now);
+    // `requests` requests of `bytes` handed to the transport (the request count for the in-flight gauge).
+    void on_sent(std::size_t bytes, unsigned requests) noexcept {
+        results_.bytes_sent += bytes;
+        if (watched_ != nullptr) {
+            watched_->bytes_sent.add(bytes);
+            watched_->sent.add(requests);
+        }
+    }
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
     void on_error(load_connection& c, error_class e, std::size_t lost_requests);
     // HTTP/2: a request the server's GOAWAY left unprocessed, to be sent again (on another connection).
@@ -205,6 +237,12 @@ private:
     void on_gone(load_connection& c, bool failed);
     void do_tick();
     void schedule_tick(clock::time_point now);
+    // Closed model: holds the user `c` until `until` (cut at the run's end); `asked`: a Retry-After's wait.
+    void hold(load_connection& c, clock::time_point until, clock::time_point now, bool asked);
+    // Releases the users whose hold has ended, and sends their next requests.
+    void release_held(clock::time_point now);
+    clock::duration think_for(std::uint32_t index) noexcept;
+    std::uint64_t next_random() noexcept;
     // Open model: sets next_send_ to this worker's next arrival (time_point::max() when the plan has no more).
     void schedule_next_arrival();
     void dispatch(clock::time_point scheduled);
@@ -262,6 +300,13 @@ private:
     std::size_t feed_row_ = 0;
     std::vector<std::unique_ptr<load_connection>> connections_;
     std::deque<clock::time_point> pending_; // open model: due requests waiting for a connection
+    // Closed model: users held (think time, Retry-After), a min-heap by the end of their hold; an entry whose
+    // connection was held again since is stale and skipped. Reserved for one entry per connection.
+    struct held_user {
+        clock::time_point until;
+        load_connection* user;
+    };
+    std::vector<held_user> held_;
     // HTTP/2: the server's SETTINGS_MAX_CONCURRENT_STREAMS as its last connection announced (0: none yet).
     std::uint32_t h2_peer_streams_ = 0;
     std::size_t max_connections_ = 0;
@@ -289,6 +334,7 @@ private:
 
     results results_;
     live_counters& live_;
+    live_totals* watched_;
 };
 
 } // namespace hotpath::load
