@@ -11,7 +11,7 @@ OUT_DIR=$(realpath -m "${1:-$(dirname "$0")/../build/peers}")
 cd "$(dirname "$0")/.."
 NODE=${NODE:-node}
 NPM=${NPM:-npm}
-PEERS=(inventory)
+PEERS=(inventory otlp-receiver)
 
 if ! command -v "$NODE" >/dev/null 2>&1 || ! command -v "$NPM" >/dev/null 2>&1; then
     echo "build-node-peers: node or npm not found: the Node.js services are skipped"

@@ -11,6 +11,8 @@ build_packages=(
     libssl-dev openssl
     # HTTP/2's framing: nghttp2 (src/hotpath/http/h2_session.cpp)
     libnghttp2-dev
+    # hotpath load --out: Prometheus remote-write and OTLP messages, snappy's block compression (src/hotpath/load_out)
+    libprotobuf-dev protobuf-compiler libsnappy-dev
 )
 packages=(
     "${build_packages[@]}"

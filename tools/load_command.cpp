@@ -5,6 +5,7 @@
 #include <hotpath/load/options.hpp>
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
+#include <hotpath/load_out/outputs.hpp>
 #include <hotpath/server/server.hpp>
 
 #include <CLI/CLI.hpp>
@@ -35,6 +36,10 @@ struct load_flags {
     std::string body_file;
     std::string timeout;
     unsigned pipeline = 1;
+    std::string think_time;
+    std::vector<std::string> outs; // --out
+    std::vector<std::string> tags; // --tag
+    std::string out_interval = "5s";
     unsigned streams = 1;
     std::string http;
     double rate = 0;
@@ -75,6 +80,12 @@ struct load_flags {
         cmd.add_option("--pipeline", pipeline, "Requests sent back to back per connection (closed model)")
             ->default_str("1")
             ->check(CLI::Range(1u, 1024u));
+        cmd.add_option("--think-time", think_time,
+                       "Closed model: each user's pause after a response before its next request, fixed (500ms) or "
+                       "uniform in a range (1s..3s)");
+        cmd.add_flag("--ignore-retry-after", o.ignore_retry_after,
+                     "Send again at once after a 429 or 503 with Retry-After (by default the closed model's user that "
+                     "got it waits as asked)");
         cmd.add_flag("--h2", o.h2,
                      "HTTP/2: over https:// agreed through ALPN (h2 only offered), over http:// with prior knowledge");
         cmd.add_flag("--h2c", o.h2c, "HTTP/2 over plain TCP with prior knowledge (http:// only)");
@@ -119,6 +130,15 @@ struct load_flags {
         cmd.add_option("--json", json,
                        "Also write the results as JSON (schema hotpath-load/1) to this file; - for standard output "
                        "(the report then goes to standard error)");
+        one_value_each(cmd.add_option(
+            "--out", outs,
+            "Also send the run's metrics while it runs (repeatable; docs/load-out.md): prometheus-rw=URL "
+            "(remote-write, e.g. http://127.0.0.1:9090/api/v1/write), otlp=URL (an OTLP/HTTP collector, e.g. "
+            "http://127.0.0.1:4318), prometheus=[HOST:]PORT (a scrape endpoint at /metrics)"));
+        one_value_each(cmd.add_option("--tag", tags,
+                                      "NAME=VALUE: a label on every series --out sends, e.g. test=checkout "
+                                      "(repeatable)"));
+        cmd.add_option("--out-interval", out_interval, "Time between two pushes of --out")->capture_default_str();
         cmd.add_flag("-q,--quiet", quiet, "No progress display");
         cmd.add_flag("--no-thresholds", no_thresholds,
                      "Report the thresholds but leave the exit code to `hotpath load merge`, which judges them on the "
@@ -165,6 +185,9 @@ struct load_flags {
         }
         if (given("--streams")) {
             o.streams = streams;
+        }
+        if (given("--think-time")) {
+            o.think_time = think_time;
         }
         if (given("--http")) {
             o.http = http;
@@ -360,6 +383,43 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
         fmt::print(stderr, "hotpath load: control endpoint {} (GET /status, POST /start, POST /stop)\n",
                    endpoint->url());
     }
+    load_out::output_options out_options;
+    for (const auto& text : flags.outs) {
+        auto spec = load_out::parse_output(text);
+        if (!spec) {
+            fmt::print(stderr, "hotpath: {}\n", spec.error().message);
+            return 2;
+        }
+        out_options.specs.push_back(std::move(*spec));
+    }
+    for (const auto& text : flags.tags) {
+        auto tag = load_out::parse_tag(text);
+        if (!tag) {
+            fmt::print(stderr, "hotpath: {}\n", tag.error().message);
+            return 2;
+        }
+        out_options.tags.push_back(std::move(*tag));
+    }
+    if (const auto every = parse_duration(flags.out_interval);
+        !every || *every < std::chrono::milliseconds{100} || *every > std::chrono::hours{1}) {
+        fmt::print(stderr, "hotpath: --out-interval '{}': a duration from 100ms to 1h (e.g. 5s)\n", flags.out_interval);
+        return 2;
+    } else {
+        out_options.interval = std::chrono::duration_cast<std::chrono::milliseconds>(*every);
+    }
+    live_watch watch;
+    std::unique_ptr<load_out::outputs> outs;
+    if (!out_options.specs.empty()) {
+        auto started = load_out::outputs::start(out_options, p, watch);
+        if (!started) {
+            fmt::print(stderr, "hotpath: {}\n", started.error().message);
+            return 1;
+        }
+        outs = std::move(*started);
+        if (const std::string url = outs->scrape_url(); !url.empty()) {
+            fmt::print(stderr, "hotpath load: metrics at {} while the run lasts\n", url);
+        }
+    }
     if (p.paused) {
         fmt::print(stderr, "hotpath load: paused until SIGUSR1 (kill -USR1 {}){}\n", ::getpid(),
                    endpoint ? " or POST " + endpoint->url() + "/start" : std::string());
@@ -368,13 +428,22 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
     print_header(report_out, p);
     std::fflush(report_out);
     int stopped_by = 0;
-    auto outcome = run(p, mode, stderr, &stopped_by, &control);
+    auto outcome = run(p, mode, stderr, &stopped_by, &control, outs != nullptr ? &watch : nullptr);
+    if (outs != nullptr) {
+        outs->finish(); // the final figures pushed before the report, which says how the pushes went
+    }
     if (!outcome) {
         fmt::print(stderr, "hotpath: {}\n", outcome.error().message);
         return stopped_by != 0 ? 128 + stopped_by : 1;
     }
     const auto checks = evaluate(p, *outcome);
     print_report(report_out, p, *outcome, checks);
+    if (outs != nullptr) {
+        const auto lines = outs->summary();
+        for (std::size_t i = 0; i < lines.size(); ++i) {
+            fmt::print(report_out, "  {}{}\n", i == 0 ? "Outputs      " : "             ", lines[i]);
+        }
+    }
     if (flags.no_thresholds && !checks.empty()) {
         fmt::print(report_out,
                    "  Thresholds   this part's only, not its exit code (--no-thresholds): hotpath load merge "

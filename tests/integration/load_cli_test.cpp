@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <memory>
 #include <regex>
 #include <string>
@@ -117,6 +118,8 @@ TEST(load_cli_test, options_work_before_and_after_the_positional_arguments) {
         {{"--stages", "vus=1..4:1s"}, "staged virtual users (up to 4)"},
         {{"-n", "100", "-c", "4", "--no-keepalive"}, "200: 100"},
         {{"--pipeline", "4", "-n", "400", "-c", "2"}, "200: 400"},
+        {{"--think-time", "50ms..150ms", "-n", "10", "-c", "2"}, "closed model, 2 connections, 50ms..150ms think time"},
+        {{"--ignore-retry-after", "-n", "20", "-c", "2"}, "200: 20"},
     };
     for (const auto& [options, expected] : forms) {
         for (const bool first : {true, false}) {
@@ -187,6 +190,16 @@ TEST(load_cli_test, conflicting_or_out_of_range_options_are_bad_usage_naming_the
         {{"load", url, "--control", "nope"}, "--control nope: expected PORT, HOST:PORT or [IPv6]:PORT"},
         {{"load", url, "--control", "::1:80"}, "expected PORT, HOST:PORT"},
         {{"load", url, "--control", "70000"}, "expected PORT, HOST:PORT"},
+        {{"load", url, "--think-time", "soon"}, "--think-time: bad think time 'soon' (e.g. 500ms, or 1s..3s"},
+        {{"load", url, "--think-time", "1s", "--rate", "10"}, "--think-time is a user's pause between its requests"},
+        {{"load", url, "--think-time", "1s", "--pipeline", "2"}, "not with --pipeline or --streams above 1"},
+        {{"load", url, "--out", "nope"},
+         "--out 'nope': expected prometheus-rw=URL, otlp=URL or prometheus=[HOST:]PORT"},
+        {{"load", url, "--out", "prometheus-rw=localhost:9090"}, "is not an http:// or https:// URL"},
+        {{"load", url, "--out", "prometheus=x"}, "is not PORT or HOST:PORT to listen on"},
+        {{"load", url, "--tag", "9=x"}, "--tag '9=x': expected NAME=VALUE"},
+        {{"load", url, "--tag", "generator=me"}, "'generator' is a label of the run's own series"},
+        {{"load", url, "--out-interval", "10ms"}, "--out-interval '10ms': a duration from 100ms to 1h"},
     };
     for (const auto& [args, expected] : cases) {
         const auto [code, out] = run(args);
@@ -370,6 +383,44 @@ TEST(load_cli_test, a_plan_split_in_segments_merges_to_the_whole_with_one_verdic
             std::remove(f.c_str());
         }
     }
+}
+
+// A service refusing its overload with 503 and Retry-After: 1 (4 requests in flight at most, each 50 ms). Users
+// that honour it wait their second and the service serves the others; told to ignore it, they ask again at once, and
+// the service spends its time refusing (the 34-133 k refusals a second).
+TEST(load_cli_test, users_told_to_retry_after_a_second_wait_it_unless_told_to_ignore_it) {
+    child shapes({"serve", "shapes", "--port", "0", "--pool", "100", "--max-in-flight", "4", "--retry-after", "1"});
+    const std::uint16_t port = port_from(shapes.line());
+    ASSERT_NE(port, 0);
+    const std::string url = "http://127.0.0.1:" + std::to_string(port) + "/pool?ms=50";
+    std::map<bool, boost::json::object> runs;
+    for (const bool ignore : {false, true}) {
+        const std::string json = temp_path(ignore ? "ignored.json" : "honoured.json");
+        std::vector<std::string> args{"load", url, "-c", "16", "-d", "2s", "-t", "1", "--json", json};
+        if (ignore) {
+            args.push_back("--ignore-retry-after");
+        }
+        const auto [code, out] = run(args);
+        EXPECT_EQ(code, 0) << out;
+        EXPECT_NE(out.find(ignore ? "users sent again at once (--ignore-retry-after)" : "users held "),
+                  std::string::npos)
+            << out;
+        runs[ignore] = boost::json::parse(read_all(json)).as_object();
+        std::remove(json.c_str());
+    }
+    const auto count = [](const boost::json::object& doc, const char* status) {
+        const auto* n = doc.at("statuses").as_object().if_contains(status);
+        return n == nullptr ? std::int64_t{0} : n->to_number<std::int64_t>();
+    };
+    // Honoured: 4 users served every 50 ms (about 160 in 2 s), the 12 others refused about once a second each.
+    EXPECT_GT(count(runs[false], "200"), 100);
+    EXPECT_LT(count(runs[false], "503"), 12 * 3 + 16) << boost::json::serialize(runs[false]);
+    EXPECT_GE(runs[false].at("retry_after").at("held").to_number<std::int64_t>(), 12);
+    // Ignored: thousands of refusals.
+    EXPECT_GT(count(runs[true], "503"), 20 * count(runs[false], "503")) << boost::json::serialize(runs[true]);
+    EXPECT_EQ(runs[true].at("retry_after").at("held").to_number<std::int64_t>(), 0);
+    shapes.signal(SIGTERM);
+    EXPECT_EQ(shapes.wait_exit(), 0);
 }
 
 // A run in which nothing succeeded must not pass: the target is down, every connection is refused.

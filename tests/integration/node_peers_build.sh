@@ -29,8 +29,11 @@ service=$work/out/node/inventory/server.js
     { echo "FAIL: no installed $service"; exit 1; }
 [[ -z $(find "$work/peers" -name node_modules) ]] || { echo "FAIL: node_modules inside peers/node"; exit 1; }
 node "$service" --help | grep -q "usage: node server.js" || { echo "FAIL: $service --help"; exit 1; }
+receiver=$work/out/node/otlp-receiver/server.js
+[[ -f $receiver && -f $work/out/node/otlp-receiver/node_modules/@opentelemetry/otlp-transformer/build/src/generated/root.js ]] ||
+    { echo "FAIL: no installed $receiver with OpenTelemetry's generated decoders"; exit 1; }
 again=$(bash "$work/scripts/build-node-peers.sh" "$work/out")
-if [[ $(grep -c 'up to date' <<<"$again") != 1 ]]; then
+if [[ $(grep -c 'up to date' <<<"$again") != 2 ]]; then
     echo "FAIL: a second run reinstalled:"
     echo "$again"
     exit 1

@@ -23,33 +23,13 @@ using test::child;
 using test::running_peer;
 
 std::string node_service() {
-    return test::peers_dir() + "/node/inventory/server.js";
+    return test::node_peer("inventory");
 }
 
-// node on the PATH (the child runs a path, not a name).
-std::string node_program() {
-    const char* path = std::getenv("PATH");
-    std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
-    std::size_t at = 0;
-    while (at <= dirs.size()) {
-        const std::size_t end = std::min(dirs.find(':', at), dirs.size());
-        const std::string candidate = dirs.substr(at, end - at) + "/node";
-        if (::access(candidate.c_str(), X_OK) == 0) {
-            return candidate;
-        }
-        at = end + 1;
-    }
-    return {};
-}
+using test::node_program;
 
 std::string missing_node() {
-    if (node_program().empty()) {
-        return "no node on the PATH";
-    }
-    if (::access(node_service().c_str(), R_OK) != 0) {
-        return "no " + node_service() + " (scripts/build-peers.sh installs it where node and npm are)";
-    }
-    return {};
+    return test::missing_node_peer("inventory");
 }
 
 std::string local(std::uint16_t port, const std::string& path = "") {

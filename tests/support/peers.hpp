@@ -6,8 +6,10 @@
 
 #include "support/child_process.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -34,6 +36,36 @@ inline std::string missing_original(std::initializer_list<const char*> names) {
         if (::access(original_path(name).c_str(), X_OK) != 0) {
             return "no .NET original " + original_path(name) + " (scripts/build-peers.sh publishes it where dotnet is)";
         }
+    }
+    return {};
+}
+
+// node on the PATH, as a path (a child runs a path, not a name); "" when there is none.
+inline std::string node_program() {
+    const char* path = std::getenv("PATH");
+    std::string dirs = path != nullptr ? path : "/usr/bin:/bin";
+    std::size_t at = 0;
+    while (at <= dirs.size()) {
+        const std::size_t end = std::min(dirs.find(':', at), dirs.size());
+        const std::string candidate = dirs.substr(at, end - at) + "/node";
+        if (::access(candidate.c_str(), X_OK) == 0) {
+            return candidate;
+        }
+        at = end + 1;
+    }
+    return {};
+}
+
+// The Node peer NAME's script (peers/node/NAME), and why it cannot run ("" when it can), for GTEST_SKIP.
+inline std::string node_peer(const std::string& name) {
+    return peers_dir() + "/node/" + name + "/server.js";
+}
+inline std::string missing_node_peer(const std::string& name) {
+    if (node_program().empty()) {
+        return "no node on the PATH";
+    }
+    if (::access(node_peer(name).c_str(), R_OK) != 0) {
+        return "no " + node_peer(name) + " (scripts/build-node-peers.sh installs it where node and npm are)";
     }
     return {};
 }

@@ -49,7 +49,7 @@ void prometheus_writer::family(std::string_view name, std::string_view help, met
     out_ += '\n';
 }
 
-void prometheus_writer::labels(std::initializer_list<label> labels, std::string_view extra_name,
+void prometheus_writer::labels(std::span<const label> labels, std::string_view extra_name,
                                std::string_view extra_value) {
     if (labels.size() == 0 && extra_name.empty()) {
         return;
@@ -89,7 +89,7 @@ void prometheus_writer::number(double value) {
     out_.append(buf, ec == std::errc{} ? end : buf);
 }
 
-void prometheus_writer::sample(std::string_view name, std::initializer_list<label> l, double value) {
+void prometheus_writer::sample_of(std::string_view name, std::span<const label> l, double value) {
     out_ += name;
     labels(l);
     out_ += ' ';
@@ -97,7 +97,7 @@ void prometheus_writer::sample(std::string_view name, std::initializer_list<labe
     out_ += '\n';
 }
 
-void prometheus_writer::sample(std::string_view name, std::initializer_list<label> l, std::uint64_t value) {
+void prometheus_writer::sample_of(std::string_view name, std::span<const label> l, std::uint64_t value) {
     out_ += name;
     labels(l);
     out_ += ' ';
@@ -107,9 +107,9 @@ void prometheus_writer::sample(std::string_view name, std::initializer_list<labe
     out_ += '\n';
 }
 
-void prometheus_writer::histogram(std::string_view name, std::initializer_list<label> l,
-                                  std::span<const double> bounds_seconds, std::span<const std::uint64_t> counts,
-                                  double sum_seconds) {
+void prometheus_writer::histogram_of(std::string_view name, std::span<const label> l,
+                                     std::span<const double> bounds_seconds, std::span<const std::uint64_t> counts,
+                                     double sum_seconds) {
     std::uint64_t cumulative = 0;
     std::string bucket(name);
     bucket += "_bucket";
@@ -129,8 +129,8 @@ void prometheus_writer::histogram(std::string_view name, std::initializer_list<l
         out_.append(buf, end);
         out_ += '\n';
     }
-    sample(std::string(name) + "_sum", l, sum_seconds);
-    sample(std::string(name) + "_count", l, cumulative);
+    sample_of(std::string(name) + "_sum", l, sum_seconds);
+    sample_of(std::string(name) + "_count", l, cumulative);
 }
 
 } // namespace hotpath::metrics

@@ -31,17 +31,27 @@ public:
         family(name, help, type);
         sample(name, {}, value);
     }
-    void sample(std::string_view name, std::initializer_list<label> labels, double value);
-    void sample(std::string_view name, std::initializer_list<label> labels, std::uint64_t value);
+    void sample(std::string_view name, std::initializer_list<label> labels, double value) {
+        sample_of(name, std::span<const label>(labels.begin(), labels.size()), value);
+    }
+    void sample(std::string_view name, std::initializer_list<label> labels, std::uint64_t value) {
+        sample_of(name, std::span<const label>(labels.begin(), labels.size()), value);
+    }
+    // The same with labels made at run time.
+    void sample_of(std::string_view name, std::span<const label> labels, double value);
+    void sample_of(std::string_view name, std::span<const label> labels, std::uint64_t value);
     // A histogram's samples: name_bucket{..., le="bound"} for each upper bound in seconds (ascending) with the
     // count of observations <= it (cumulative: counts[i] is the number in bucket i alone), then le="+Inf",
     // name_sum and name_count. counts has one more element than bounds: the observations above the last bound.
     void histogram(std::string_view name, std::initializer_list<label> labels, std::span<const double> bounds_seconds,
-                   std::span<const std::uint64_t> counts, double sum_seconds);
+                   std::span<const std::uint64_t> counts, double sum_seconds) {
+        histogram_of(name, std::span<const label>(labels.begin(), labels.size()), bounds_seconds, counts, sum_seconds);
+    }
+    void histogram_of(std::string_view name, std::span<const label> labels, std::span<const double> bounds_seconds,
+                      std::span<const std::uint64_t> counts, double sum_seconds);
 
 private:
-    void labels(std::initializer_list<label> labels, std::string_view extra_name = {},
-                std::string_view extra_value = {});
+    void labels(std::span<const label> labels, std::string_view extra_name = {}, std::string_view extra_value = {});
     void number(double value);
     std::string& out_;
 };

@@ -524,7 +524,14 @@ result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds ti
     o.url = std::string(url);
     o.headers = {"User-Agent: hotpath"};
     o.tls = tls_options;
-    auto planned = make_plan(o);
+    return fetch(o, timeout, max_body_bytes);
+}
+
+result<fetched, problem> fetch(const probe_options& o, std::chrono::nanoseconds timeout, std::size_t max_body_bytes) {
+    probe_options one = o;
+    one.requests = 1;
+    one.keep_alive = false;
+    auto planned = make_plan(one);
     if (!planned) {
         return problem{errc::invalid_url, std::move(planned).error().message};
     }

@@ -110,5 +110,9 @@ struct fetched {
 // 127.0.0.1:5060").
 result<fetched, problem> fetch(std::string_view url, std::chrono::nanoseconds timeout,
                                std::size_t max_body_bytes = 64 * 1024 * 1024, const net::tls_client_options& tls = {});
+// The same for any one request `o` describes (its method, headers and body, binary or not): a program's POST, as
+// `hotpath load --out` pushes its metrics. o.requests, o.keep_alive and o.timeout are not used.
+result<fetched, problem> fetch(const probe_options& o, std::chrono::nanoseconds timeout,
+                               std::size_t max_body_bytes = 64 * 1024 * 1024);
 
 } // namespace hotpath::probe
