@@ -9,7 +9,7 @@
 #include <hotpath/load_out/remote_write.hpp>
 #include <hotpath/metrics/prometheus_reader.hpp>
 
-#include "otlp_metrics.pb.h"
+#include <hotpath/load_out/proto/otlp_metrics.pb.h>
 
 #include <gtest/gtest.h>
 

@@ -3,7 +3,7 @@
 
 #include <hotpath/core/build_info.hpp>
 
-#include "otlp_metrics.pb.h"
+#include <hotpath/load_out/proto/otlp_metrics.pb.h>
 
 namespace hotpath::load_out {
 namespace {

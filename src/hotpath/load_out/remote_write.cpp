@@ -1,7 +1,7 @@
 // Remote-write: the metric set as prompb time series.
 #include <hotpath/load_out/remote_write.hpp>
 
-#include "remote_write.pb.h"
+#include <hotpath/load_out/proto/remote_write.pb.h>
 
 #include <snappy.h>
 
