@@ -768,6 +768,7 @@ TEST(load_json, every_field_of_the_wrong_kind_is_refused_or_ignored_without_cras
                                               "error_rate",
                                               "dropped_rate",
                                               "measured_s",
+                                              "held_s",
                                               "planned_s",
                                               "warmup_s",
                                               "count",

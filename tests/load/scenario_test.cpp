@@ -691,8 +691,10 @@ think_time = 0.5
     plan q;
     ASSERT_TRUE(test::ok(load_scenario(text, examples_dir(), q)));
     expect_same(p, q);
+    plan fresh;
+    fresh.to = *http::parse_url("http://example.test:8081/");
     plan defaults;
-    ASSERT_TRUE(test::ok(load_scenario(to_toml(plan{}), examples_dir(), defaults)));
+    ASSERT_TRUE(test::ok(load_scenario(to_toml(fresh), examples_dir(), defaults)));
     EXPECT_FALSE(defaults.think.any());
     EXPECT_TRUE(defaults.honour_retry_after);
 }

@@ -19,9 +19,10 @@ using labels_t = std::vector<std::pair<std::string, std::string>>;
 // Prometheus's staleness marker: a NaN with this payload (value.StaleNaN), not any NaN.
 const double stale_nan = std::bit_cast<double>(std::uint64_t{0x7ff0000000000002});
 
+// A bucket bound as the text exposition writes it (fixed notation: "0.0001").
 std::string number_text(double v) {
     char buf[32];
-    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+    const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::fixed);
     return {buf, ec == std::errc{} ? end : buf};
 }
 

@@ -118,7 +118,10 @@ void prometheus_writer::histogram_of(std::string_view name, std::span<const labe
         cumulative += i < counts.size() ? counts[i] : 0;
         std::string_view le = "+Inf";
         if (i < bounds_seconds.size()) {
-            const auto [end, ec] = std::to_chars(bound, bound + sizeof(bound), bounds_seconds[i]);
+            // Fixed notation, as client libraries write it: "0.0001", not the shorter "1e-04" (the same number, but not
+            // the same label value for a query that names it).
+            const auto [end, ec] =
+                std::to_chars(bound, bound + sizeof(bound), bounds_seconds[i], std::chars_format::fixed);
             le = std::string_view(bound, static_cast<std::size_t>((ec == std::errc{} ? end : bound) - bound));
         }
         out_ += bucket;
