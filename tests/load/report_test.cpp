@@ -578,6 +578,18 @@ TEST(load_json, when_runs_began_round_trips_and_merges_to_their_spread) {
 // HTTP/2 runs say their protocol and streams in "run", count their own error classes (reset, refused) and the requests
 // a GOAWAY left unprocessed; files written before HTTP/2 (without any of these) still read, as HTTP/1.1 runs whose
 // reset and refused counts are 0; the console report names the protocol.
+// The console report of `r` under plan `q`, as print_report writes it.
+std::string printed(const plan& q, const results& r) {
+    char* buffer = nullptr;
+    std::size_t size = 0;
+    std::FILE* memory = ::open_memstream(&buffer, &size);
+    print_report(memory, q, r, {});
+    std::fclose(memory);
+    std::string text(buffer, size);
+    std::free(buffer);
+    return text;
+}
+
 // Think times, Retry-After and each second's failed connects: written, read back, merged, printed; files written
 // before them still read.
 TEST(load_json, retry_after_think_time_and_failed_connects_round_trip_and_print) {
@@ -598,16 +610,6 @@ TEST(load_json, retry_after_think_time_and_failed_connects_round_trip_and_print)
     EXPECT_EQ(back.r.retry_after_held_for, std::chrono::milliseconds{7500});
     EXPECT_EQ(back.r.seconds[2].connect_failures, 5u);
 
-    const auto printed = [](const plan& q, const results& rr) {
-        char* buffer = nullptr;
-        std::size_t size = 0;
-        std::FILE* memory = ::open_memstream(&buffer, &size);
-        print_report(memory, q, rr, {});
-        std::fclose(memory);
-        std::string text(buffer, size);
-        std::free(buffer);
-        return text;
-    };
     std::string text = printed(back.p, back.r);
     EXPECT_NE(text.find("\n  Retry-After  15 answers asked to wait; users held 10 times, 7.50s in all\n"),
               std::string::npos)
@@ -673,16 +675,6 @@ TEST(load_json, http2_fields_round_trip_and_older_files_still_read) {
     EXPECT_EQ(before.r.errors[static_cast<std::size_t>(error_class::read)],
               back.r.errors[static_cast<std::size_t>(error_class::read)]);
 
-    const auto printed = [](const plan& q, const results& rr) {
-        char* buffer = nullptr;
-        std::size_t size = 0;
-        std::FILE* memory = ::open_memstream(&buffer, &size);
-        print_report(memory, q, rr, {});
-        std::fclose(memory);
-        std::string text(buffer, size);
-        std::free(buffer);
-        return text;
-    };
     const std::string text = printed(back.p, back.r);
     EXPECT_NE(text.find("\n  Protocol     h2c (prior knowledge), 100 streams per connection; 42 requests sent "
                         "again after a GOAWAY left them unprocessed\n"),
