@@ -6,6 +6,7 @@
 #include <hotpath/load/report.hpp>
 #include <hotpath/load/runner.hpp>
 #include <hotpath/load_out/outputs.hpp>
+#include <hotpath/net/address.hpp>
 #include <hotpath/server/server.hpp>
 
 #include <CLI/CLI.hpp>
@@ -13,7 +14,6 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <charconv>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -275,27 +275,6 @@ private:
     server server_;
 };
 
-// "PORT" (on 127.0.0.1), "HOST:PORT" or "[IPv6]:PORT"; none when it is none of those.
-std::optional<std::pair<std::string, std::uint16_t>> host_and_port(std::string_view text) {
-    std::string_view host = "127.0.0.1";
-    std::string_view port = text;
-    if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
-        host = text.substr(0, colon);
-        port = text.substr(colon + 1);
-        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-            host = host.substr(1, host.size() - 2);
-        } else if (host.find(':') != std::string_view::npos) {
-            return std::nullopt; // an IPv6 address goes in brackets
-        }
-    }
-    unsigned value = 0;
-    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-    if (host.empty() || port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
-        return std::nullopt;
-    }
-    return std::pair{std::string(host), static_cast<std::uint16_t>(value)};
-}
-
 // Writes `text` to `path` whole or not at all, as others may wait for the file to appear (a merge Job on a shared
 // volume): into a file beside it, renamed over it once complete. A path that is not a regular file (/dev/stdout, a
 // pipe) is written in place.
@@ -370,7 +349,7 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
     run_control control;
     std::unique_ptr<control_endpoint> endpoint;
     if (!flags.control.empty()) {
-        const auto where = host_and_port(flags.control);
+        const auto where = net::parse_listen_at(flags.control);
         if (!where) {
             fmt::print(stderr, "hotpath: --control {}: expected PORT, HOST:PORT or [IPv6]:PORT\n", flags.control);
             return 2;

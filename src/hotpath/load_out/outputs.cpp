@@ -5,13 +5,13 @@
 #include <hotpath/load_out/metric_set.hpp>
 #include <hotpath/load_out/otlp.hpp>
 #include <hotpath/load_out/remote_write.hpp>
+#include <hotpath/net/address.hpp>
 #include <hotpath/probe/probe.hpp>
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/server.hpp>
 
 #include <fmt/core.h>
 
-#include <charconv>
 #include <condition_variable>
 #include <cstdio>
 #include <mutex>
@@ -77,24 +77,14 @@ result<output_spec, problem> parse_output(std::string_view text) {
     }
     if (name == "prometheus") {
         o.what = output_spec::kind::prometheus;
-        std::string_view host = "127.0.0.1";
-        std::string_view port = target;
-        if (const auto colon = target.rfind(':'); colon != std::string_view::npos) {
-            host = target.substr(0, colon);
-            port = target.substr(colon + 1);
-            if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
-                host = host.substr(1, host.size() - 2);
-            }
-        }
-        unsigned value = 0;
-        const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
-        if (host.empty() || port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
+        const auto at = net::parse_listen_at(target);
+        if (!at) {
             return bad(fmt::format("--out prometheus: '{}' is not PORT or HOST:PORT to listen on (e.g. "
                                    "prometheus=9464 or prometheus=0.0.0.0:9464)",
                                    target));
         }
-        o.target = std::string(host);
-        o.port = static_cast<std::uint16_t>(value);
+        o.target = at->first;
+        o.port = at->second;
         return o;
     }
     return bad(fmt::format("--out '{}': expected prometheus-rw=URL, otlp=URL or prometheus=[HOST:]PORT", text));

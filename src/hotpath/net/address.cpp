@@ -8,6 +8,7 @@
 #include <netinet/in.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cstring>
 #include <memory>
 
@@ -146,6 +147,26 @@ std::string host_port(std::string_view host, std::uint16_t port) {
     out += ':';
     out += std::to_string(port);
     return out;
+}
+
+std::optional<std::pair<std::string, std::uint16_t>> parse_listen_at(std::string_view text) {
+    std::string_view host = "127.0.0.1";
+    std::string_view port = text;
+    if (const auto colon = text.rfind(':'); colon != std::string_view::npos) {
+        host = text.substr(0, colon);
+        port = text.substr(colon + 1);
+        if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
+            host = host.substr(1, host.size() - 2);
+        } else if (host.find(':') != std::string_view::npos) {
+            return std::nullopt; // an IPv6 address goes in brackets
+        }
+    }
+    unsigned value = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), value);
+    if (host.empty() || port.empty() || ec != std::errc{} || end != port.data() + port.size() || value > 65535) {
+        return std::nullopt;
+    }
+    return std::pair{std::string(host), static_cast<std::uint16_t>(value)};
 }
 
 } // namespace hotpath::net

@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <sys/socket.h>
 
@@ -36,5 +37,9 @@ result<endpoint> resolve_listen_address(std::string_view host);
 // "host:port" for the authority of a URL: an IPv6 literal in brackets ("[::1]:8080", RFC 3986 §3.2.2), anything
 // else as it is ("127.0.0.1:8080", "localhost:8080"). Allocates the string.
 std::string host_port(std::string_view host, std::uint16_t port);
+
+// What an option naming an address to listen on takes: "PORT" (on 127.0.0.1), "HOST:PORT" or "[IPv6]:PORT", the
+// host without its brackets; none for anything else (an IPv6 address without brackets, a port past 65535).
+std::optional<std::pair<std::string, std::uint16_t>> parse_listen_at(std::string_view text);
 
 } // namespace hotpath::net
