@@ -79,9 +79,15 @@ app make_app() {
         ++seen[std::string(v.as_object().at("v").as_string())];
         res.text("ok");
     });
-    // 429 or 503 (?status=) with Retry-After: ?after= as given, or ?in= seconds from now as an HTTP-date.
-    a.get("/refuse", [](request& req, response& res) {
-        served.fetch_add(1);
+    // 429 or 503 (?status=) with Retry-After: ?after= as given, or ?in= seconds from now as an HTTP-date; with
+    // ?spread=N each answer waits 0 to N-1 ms, in turn (answers on many streams come apart, not in one read).
+    a.get("/refuse", [](request& req, response& res) -> task<void> {
+        const std::uint64_t n = served.fetch_add(1);
+        if (const auto spread = req.query_param("spread"); !spread.empty()) {
+            unsigned ms = 1;
+            std::from_chars(spread.data(), spread.data() + spread.size(), ms);
+            co_await net::sleep_for(std::chrono::milliseconds{static_cast<std::int64_t>(n % std::max(ms, 1u))});
+        }
         unsigned status = 503;
         const auto s = req.query_param("status");
         std::from_chars(s.data(), s.data() + s.size(), status);
@@ -96,6 +102,7 @@ app make_app() {
             res.header("Retry-After", req.query_param("after"));
         }
         res.text("busy");
+        co_return;
     });
     a.get("/missing-sometimes", [](request&, response& res) {
         if (served.fetch_add(1) % 4 == 0) {
@@ -448,6 +455,41 @@ TEST_F(load_test, retry_after_holds_the_user_that_got_it) {
     }
 }
 
+// A held user whose connection went (no keep-alive: the server closes after each answer) is connected again when it
+// is released, not before, also while stages ramp users: 4 users told to wait 1 s in a 1.5 s run open 8 connections
+// (at 0 and at 1 s); they once opened 12, the stages' tick taking the held users for missing ones.
+TEST_F(load_test, a_held_user_without_a_connection_is_connected_again_when_released) {
+    for (const bool staged : {false, true}) {
+        auto p = make_plan(srv_.port(), "/refuse?status=503&after=1");
+        p.keep_alive = false;
+        p.duration = 1500ms;
+        p.connections = 4;
+        if (staged) {
+            p.stages = *load::parse_stages("vus=4:1500ms");
+        }
+        const auto r = run(p);
+        const std::string what = staged ? "staged" : "fixed users";
+        EXPECT_EQ(r.responses, 8u) << what;
+        EXPECT_EQ(r.connections_opened, 8u) << what;
+        EXPECT_EQ(r.retry_after_held, 8u) << what << ": held at 0 and at 1 s, the second cut at the end";
+    }
+}
+
+// Over HTTP/2 a user sends on many streams: a wave of refusals on them is one wait, counted once, whatever the
+// number of streams (it counted one hold per stream, and put one heap entry per stream).
+TEST_F(load_test, a_wave_of_refusals_on_one_user_s_streams_is_one_wait) {
+    auto p = make_plan(srv_.port(), "/refuse?status=503&after=1&spread=8");
+    p.http = load::plan::http_version::h2;
+    p.connections = 2;
+    p.streams = 16;
+    p.duration = 1500ms;
+    const auto r = run(p);
+    EXPECT_EQ(r.responses, 2u * 16u * 2u) << "16 on each of 2 connections, at 0 and at 1 s";
+    EXPECT_EQ(r.retry_after_held, 4u) << "2 users, each held at 0 and at 1 s";
+    EXPECT_GT(r.retry_after_held_for, 2500ms) << "each user held about 1 s, then 0.5 s to the end";
+    EXPECT_LT(r.retry_after_held_for, 3100ms) << "the wave's later answers add microseconds, not a second each";
+}
+
 // --think-time: each user pauses after every response; a range draws each pause from it; a scenario request's own
 // think time replaces the plan's after that request.
 TEST_F(load_test, think_time_paces_each_user) {
@@ -507,10 +549,13 @@ TEST_F(load_test, live_totals_end_equal_to_the_results) {
         p.scenario = {fast, missing};
         load::live_watch watch;
         std::uint64_t seen_while_running = 0;
+        std::uint64_t most_open = 0;
         std::thread reader([&] {
             while (!watch.ended()) {
                 if (watch.running()) {
-                    seen_while_running = std::max(seen_while_running, watch.snapshot().responses());
+                    const auto now = watch.snapshot();
+                    seen_while_running = std::max(seen_while_running, now.responses());
+                    most_open = std::max(most_open, now.connections_open);
                 }
                 std::this_thread::sleep_for(20ms);
             }
@@ -542,6 +587,12 @@ TEST_F(load_test, live_totals_end_equal_to_the_results) {
         EXPECT_EQ(s.connect_attempts, res.connect_attempts) << what;
         EXPECT_EQ(s.late, res.late) << what;
         EXPECT_EQ(s.in_flight, 0u) << what << ": the end leaves none in flight";
+        EXPECT_EQ(s.connections_open, 0u) << what;
+        if (!r.open) {
+            EXPECT_EQ(most_open, 4u) << what << ": the 4 users' connections, seen open while it ran";
+        } else {
+            EXPECT_GT(most_open, 0u) << what;
+        }
         // The latency sum against the histogram's exact sum: the same latencies, in nanoseconds.
         std::uint64_t sum = 0;
         for (const auto& q : s.requests) {

@@ -214,6 +214,13 @@ TEST(options_test, think_time_and_retry_after) {
         o.think_time = bad;
         EXPECT_NE(refused(o).find("--think-time: bad think time '"), std::string::npos) << bad;
     }
+    // A day at most (a longer one once overflowed the clock's time point).
+    o.think_time = "24h";
+    EXPECT_EQ(made(o).think.max, std::chrono::nanoseconds{std::chrono::hours{24}});
+    for (const char* too_long : {"25h", "1s..2562047h"}) {
+        o.think_time = too_long;
+        EXPECT_NE(refused(o).find("is longer than a day"), std::string::npos) << too_long;
+    }
     o.think_time = "1s";
     o.rate = 10;
     EXPECT_NE(refused(o).find("--think-time is a user's pause between its requests, in the closed model"),

@@ -77,7 +77,8 @@ std::chrono::system_clock::time_point live_watch::wall_start() const {
 void live_watch::detach() {
     std::lock_guard lock(mutex_);
     final_ = sum_locked();
-    final_.in_flight = 0; // what the workers left in flight at the end was abandoned with them
+    final_.in_flight = 0;        // what the workers left in flight at the end was abandoned with them
+    final_.connections_open = 0; // and their connections closed
     workers_.clear();
     running_.store(false);
     ended_.store(true);
@@ -96,6 +97,8 @@ live_snapshot live_watch::sum_locked() const {
     }
     std::uint64_t sent = 0;
     std::uint64_t ended = 0;
+    std::uint64_t opened = 0;
+    std::uint64_t closed = 0;
     for (const live_totals* w : workers_) {
         for (std::size_t i = 0; i < names_.size(); ++i) {
             const live_request& from = w->per_request[i];
@@ -104,11 +107,13 @@ live_snapshot live_watch::sum_locked() const {
             add_counts(to.latency, from.latency);
             to.latency_sum_ns += from.latency_sum_ns.get();
         }
-        // Ended is read before sent: a request ended between the two reads was sent before it, so the gauge
-        // never goes below zero.
+        // Ended is read before sent, so a request ended between the two reads is counted sent too; the loads are
+        // relaxed, so where the processor may reorder them (not x86) the gauge is kept from going below zero below.
         add_counts(s.errors_by_class, w->errors);
         ended += w->ended.get();
         sent += w->sent.get();
+        closed += w->sockets_closed.get(); // before opened, as ended before sent
+        opened += w->sockets_opened.get();
         s.connect_attempts += w->connect_attempts.get();
         s.connect_failures += w->connect_failures.get();
         s.bytes_received += w->bytes_received.get();
@@ -119,6 +124,7 @@ live_snapshot live_watch::sum_locked() const {
         s.send_lag_sum_ns += w->send_lag_sum_ns.get();
     }
     s.in_flight = sent >= ended ? sent - ended : 0;
+    s.connections_open = opened >= closed ? opened - closed : 0;
     return s;
 }
 

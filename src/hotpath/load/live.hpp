@@ -52,6 +52,9 @@ struct live_totals {
     std::array<live_count, error_class_count> errors; // failed requests by class (results::errors)
     live_count connect_attempts;
     live_count connect_failures;
+    // Over the whole run: sockets connected and closed (TLS handshakes under way among them), for the open gauge.
+    live_count sockets_opened;
+    live_count sockets_closed;
     live_count bytes_received;
     live_count bytes_sent;
     live_count retry_after_asked;
@@ -72,6 +75,7 @@ struct live_snapshot {
     std::vector<request> requests;
     std::array<std::uint64_t, error_class_count> errors_by_class{};
     std::uint64_t in_flight = 0;
+    std::uint64_t connections_open = 0;
     std::uint64_t connect_attempts = 0;
     std::uint64_t connect_failures = 0;
     std::uint64_t bytes_received = 0;

@@ -75,6 +75,7 @@ void load_connection::on_connected(int fd, std::error_code ec) {
         handshake_started_ = clock::now();
     }
     transport_ = owner_.transports_->make(owner_.loop_, fd, *this);
+    owner_.on_socket(true);
     transport_->start_reading();
     if (!tls) {
         h2_on_ = owner_.plan_.h2(); // h2c: prior knowledge
@@ -261,9 +262,12 @@ void load_connection::on_transport_end(std::error_code error) {
         // The server refused the handshake after the client's side had ended (a client certificate it requires):
         // a failed connection attempt of that class; the requests written never reached HTTP.
         unconfirmed_ = false;
+        const std::size_t lost = in_flight_.size();
         in_flight_.clear();
         if (h2_on_) {
             h2_end(error_class::count_);
+        } else if (lost != 0) {
+            owner_.on_error(*this, error_class::count_, lost); // no outcome: only the in-flight gauge hears of it
         }
         handshake_failed_ = true;
         owner_.on_handshake_failed(error);
@@ -310,7 +314,7 @@ void load_connection::abort(error_class why) {
     in_flight_.clear();
     if (h2_on_) {
         h2_end(why);
-    } else if (why != error_class::count_) {
+    } else {
         owner_.on_error(*this, why, lost);
     }
     if (connecting_) {
@@ -335,6 +339,7 @@ void load_connection::on_transport_closed() {
         h2_on_ = false;
     }
     transport_.reset();
+    owner_.on_socket(false);
     closing_ = false;
     in_.clear();
     owner_.on_gone(*this, std::exchange(handshake_failed_, false));

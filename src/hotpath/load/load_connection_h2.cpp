@@ -217,7 +217,7 @@ void load_connection::h2_end(error_class why) {
         h.slots[i].next = h.free;
         h.free = i;
     }
-    if (why != error_class::count_ && lost != 0) {
+    if (lost != 0) {
         owner_.on_error(*this, why, lost);
     }
 }

@@ -25,6 +25,9 @@ result<think_time, problem> parse_think_time(std::string_view text) {
     if (!low || !high || low->count() < 0 || *high < *low) {
         return bad();
     }
+    if (*high > std::chrono::hours{24}) {
+        return problem{errc::invalid_value, "think time '" + std::string(text) + "' is longer than a day"};
+    }
     return think_time{*low, *high};
 }
 

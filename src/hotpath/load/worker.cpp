@@ -317,7 +317,7 @@ void worker::on_response(load_connection& user, clock::time_point scheduled, clo
         if (retry_after && plan_.honour_retry_after && retry_after->count() > 0) {
             hold(user, now + *retry_after, now, true);
         } else if (plan_.think.any() || prepared_[index].spec.think) {
-            hold(user, now + think_for(index), now, false);
+            hold(user, now + std::min(think_for(index), end_ - now), now, false); // a day at most, cut at the end
         }
     }
     if (watched_ != nullptr) {
@@ -382,7 +382,7 @@ void worker::on_error(load_connection&, error_class e, std::size_t lost_requests
     if (watched_ != nullptr) {
         watched_->ended.add(lost_requests);
     }
-    if (now < warmup_end_ || finished_ || lost_requests == 0) {
+    if (now < warmup_end_ || finished_ || lost_requests == 0 || e == error_class::count_) {
         return;
     }
     const std::uint64_t n = lost_requests;
@@ -473,11 +473,15 @@ void worker::hold(load_connection& c, clock::time_point until, clock::time_point
     if (until <= from) {
         return; // a wait that ends with the run, or within one already asked
     }
+    const bool already = c.held();
     if (asked && now >= warmup_end_) {
-        ++results_.retry_after_held;
+        results_.retry_after_held += already ? 0 : 1; // a wave of refusals on one user's streams is one wait
         results_.retry_after_held_for += until - from;
     }
     c.hold(until);
+    if (already) {
+        return; // held longer: its entry, due sooner, is put back with the new time when it comes up
+    }
     held_.push_back({until, &c});
     std::push_heap(held_.begin(), held_.end(), later<held_user, held_user>);
     if (timer_.armed() && until < timer_.deadline()) {
@@ -491,8 +495,14 @@ void worker::release_held(clock::time_point now) {
         const held_user h = held_.back();
         held_.pop_back();
         load_connection& c = *h.user;
-        if (!c.held() || c.held_until() != h.until) {
-            continue; // held again since, for longer: a later entry releases it
+        if (!c.held()) {
+            continue; // released already (its user retired)
+        }
+        if (c.held_until() != h.until) {
+            // Held for longer since (or held again): one entry per waiting user, keyed by the latest time.
+            held_.push_back({c.held_until(), &c});
+            std::push_heap(held_.begin(), held_.end(), later<held_user, held_user>);
+            continue;
         }
         c.release();
         if (c.retire) {
@@ -517,20 +527,20 @@ void worker::adjust_users(clock::time_point now) {
     const double level = std::clamp(plan_.level_at(now - start_), 0.0, plan_.max_level());
     const unsigned target =
         std::min(share_of(segment_users(static_cast<unsigned>(std::lround(level))), index_, count_), most_users_);
+    // A user is active while it has a connection or waits (think time, Retry-After) with or without one: a waiting
+    // user whose connection went is connected again when it is released, not before.
+    const auto user = [](const load_connection& c) { return !c.retire && (!c.gone() || c.held()); };
     unsigned active = 0;
     for (auto& c : connections_) {
-        if (!c->retire && !c->gone()) {
-            ++active;
-        }
+        active += user(*c) ? 1 : 0;
     }
     for (auto& c : connections_) {
         if (active >= target) {
             break;
         }
-        if (c->gone() || c->retire) {
-            const bool was_gone = c->gone();
+        if (!user(*c)) {
             c->retire = false;
-            if (was_gone) {
+            if (c->gone() && !c->held()) {
                 c->open();
             }
             ++active;
@@ -542,10 +552,12 @@ void worker::adjust_users(clock::time_point now) {
     }
     for (auto it = connections_.rbegin(); it != connections_.rend() && active > target; ++it) {
         auto& c = **it;
-        if (!c.retire && !c.gone()) {
+        if (user(c)) {
             c.retire = true;
             --active;
-            if ((c.ready() || c.held()) && !c.busy()) {
+            if (c.gone()) {
+                c.release(); // a waiting user without a connection: nothing to close
+            } else if ((c.ready() || c.held()) && !c.busy()) {
                 c.release();
                 c.abort(error_class::count_);
             }

@@ -224,7 +224,15 @@ private:
             watched_->sent.add(requests);
         }
     }
+    // A socket connected (`open`), or closed after it was.
+    void on_socket(bool open) noexcept {
+        if (watched_ != nullptr) {
+            (open ? watched_->sockets_opened : watched_->sockets_closed).add();
+        }
+    }
     // `lost_requests` requests failed with `e`; 0 counts nothing (a connection-level event with none in flight).
+    // `e` == error_class::count_: they ended without an outcome (the run's end, a retired user, a handshake the
+    // server refused late): not failures, only no longer in flight.
     void on_error(load_connection& c, error_class e, std::size_t lost_requests);
     // HTTP/2: a request the server's GOAWAY left unprocessed, to be sent again (on another connection).
     void on_unprocessed(clock::time_point scheduled);
