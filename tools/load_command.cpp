@@ -379,6 +379,10 @@ int run_load(load_flags& flags, const CLI::App& cmd) {
         }
         out_options.tags.push_back(std::move(*tag));
     }
+    if (auto whole = load_out::check(out_options); !whole) {
+        fmt::print(stderr, "hotpath: {}\n", whole.error().message);
+        return 2;
+    }
     if (const auto every = parse_duration(flags.out_interval);
         !every || *every < std::chrono::milliseconds{100} || *every > std::chrono::hours{1}) {
         fmt::print(stderr, "hotpath: --out-interval '{}': a duration from 100ms to 1h (e.g. 5s)\n", flags.out_interval);

@@ -200,6 +200,10 @@ TEST(load_cli_test, conflicting_or_out_of_range_options_are_bad_usage_naming_the
         {{"load", url, "--tag", "9=x"}, "--tag '9=x': expected NAME=VALUE"},
         {{"load", url, "--tag", "generator=me"}, "'generator' is a label of the run's own series"},
         {{"load", url, "--out-interval", "10ms"}, "--out-interval '10ms': a duration from 100ms to 1h"},
+        {{"load", url, "--out", "prometheus=0", "--out", "prometheus=0"}, "one scrape endpoint per run"},
+        {{"load", url, "--tag", "test=a", "--tag", "test=b"}, "--tag test: given twice (test=a and test=b)"},
+        {{"load", url, "--tag", "test=\xff"}, "--tag test: the value is not UTF-8"},
+        {{"load", url, "--think-time", "2562047h"}, "is longer than a day"},
     };
     for (const auto& [args, expected] : cases) {
         const auto [code, out] = run(args);

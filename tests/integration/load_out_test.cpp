@@ -9,6 +9,11 @@
 #include <boost/json.hpp>
 #include <gtest/gtest.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include <csignal>
 #include <cstdio>
 #include <fstream>
@@ -107,9 +112,12 @@ TEST(load_out_test, prometheus_remote_write_shows_the_runs_totals_live_and_at_th
         std::this_thread::sleep_for(100ms);
         live = test::one_value(prometheus_port, R"(sum(hotpath_load_responses_total{test="rw"}))");
     }
+    const double open_while_running =
+        test::one_value(prometheus_port, R"(max_over_time(hotpath_load_connections{test="rw"}[1m]))");
     const std::string out = run.rest();
     ASSERT_EQ(run.wait_exit(30s), 0) << out;
     EXPECT_GT(live, 0) << "a push while the run went on";
+    EXPECT_EQ(open_while_running, 4) << "the 4 users' connections";
     EXPECT_NE(out.find("  Outputs      prometheus-rw " + base + "/api/v1/write: "), std::string::npos) << out;
     EXPECT_NE(out.find("none failed"), std::string::npos) << out;
     const auto doc = boost::json::parse(read_all(json)).as_object();
@@ -287,6 +295,69 @@ TEST(load_out_test, a_receiver_down_costs_the_run_nothing_but_a_line) {
     };
     EXPECT_EQ(told("(the run goes on; pushes are tried again)"), 1u) << "once, not every push\n" << r.out;
     EXPECT_NE(r.out.find(" failed (last: "), std::string::npos) << r.out;
+}
+
+// A receiver that takes connections and never answers: a socket listening on 127.0.0.1 that no one accepts from (the
+// kernel completes the handshakes; the requests wait in its buffers).
+class silent_receiver {
+public:
+    silent_receiver() {
+        fd_ = ::socket(AF_INET, SOCK_STREAM, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        socklen_t n = sizeof a;
+        if (fd_ >= 0 && ::bind(fd_, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0 && ::listen(fd_, 64) == 0 &&
+            ::getsockname(fd_, reinterpret_cast<sockaddr*>(&a), &n) == 0) {
+            port_ = ntohs(a.sin_port);
+        }
+    }
+    ~silent_receiver() { ::close(fd_); }
+    std::string url(const std::string& path) const { return "http://127.0.0.1:" + std::to_string(port_) + path; }
+    std::uint16_t port() const { return port_; }
+
+private:
+    int fd_ = -1;
+    std::uint16_t port_ = 0;
+};
+
+// Receivers that never answer: every push times out (the interval, 2 s here), and the run's end waits for one push
+// under way and then the last, all outputs together: two timeouts, not two or three per output one after the other
+// (it took 8 s here); the stale markers are not sent after a last push that failed. SIGTERM meanwhile still ends the
+// run with its report: the pushers' threads leave the run's signals to it.
+TEST(load_out_test, receivers_that_never_answer_delay_the_end_by_two_timeouts_at_most) {
+    target t;
+    ASSERT_NE(t.port(), 0);
+    silent_receiver silent;
+    ASSERT_NE(silent.port(), 0);
+    const std::vector<std::string> outs{"--out",          "prometheus-rw=" + silent.url("/api/v1/write"),
+                                        "--out",          "otlp=" + silent.url("/v1/metrics"),
+                                        "--out-interval", "2s"};
+    std::vector<std::string> args{t.url("/plaintext"), "-c", "2", "-t", "1", "-d", "1s"};
+    args.insert(args.end(), outs.begin(), outs.end());
+    const auto began = std::chrono::steady_clock::now();
+    const auto r = load(args);
+    const auto took = std::chrono::steady_clock::now() - began;
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_GT(integer(r.json.at("responses")), 100);
+    EXPECT_LT(took, 6s) << "1 s of load, then 2 timeouts of 2 s at most";
+    EXPECT_NE(r.out.find("prometheus-rw " + silent.url("/api/v1/write") + ": 2 pushes, 2 failed (last: "),
+              std::string::npos)
+        << "the first and the last; no stale markers after a last push that failed\n"
+        << r.out;
+    EXPECT_NE(r.out.find("otlp " + silent.url("/v1/metrics") + ": 2 pushes, 2 failed (last: "), std::string::npos)
+        << r.out;
+
+    args = {"load", t.url("/plaintext"), "-c", "2", "-t", "1", "-d", "30s"};
+    args.insert(args.end(), outs.begin(), outs.end());
+    child run(args);
+    run.line(); // the header: the run has begun
+    std::this_thread::sleep_for(1500ms);
+    run.signal(SIGTERM);
+    const std::string out = run.rest();
+    EXPECT_EQ(run.wait_exit(), 143) << out;
+    EXPECT_NE(out.find("INTERRUPTED by SIGTERM"), std::string::npos) << out;
+    EXPECT_NE(out.find("otlp " + silent.url("/v1/metrics") + ": "), std::string::npos) << out;
 }
 
 } // namespace

@@ -37,6 +37,7 @@ load::live_snapshot snapshot() {
     s.requests[1].latency_sum_ns = 12 * 100'000ULL;
     s.errors_by_class[static_cast<std::size_t>(load::error_class::timeout)] = 7;
     s.in_flight = 16;
+    s.connections_open = 8;
     s.connect_attempts = 20;
     s.connect_failures = 4;
     s.bytes_received = 123456;
@@ -89,6 +90,7 @@ TEST(load_out_metrics, the_text_exposition_reads_back_with_every_figure) {
     EXPECT_EQ(seen["hotpath_load_errors_total,class=timeout"], 7);
     EXPECT_EQ(seen["hotpath_load_errors_total,class=read"], 0) << "every class written, zero or not";
     EXPECT_EQ(seen["hotpath_load_requests_in_flight"], 16);
+    EXPECT_EQ(seen["hotpath_load_connections"], 8);
     EXPECT_EQ(seen["hotpath_load_connect_failures_total"], 4);
     EXPECT_EQ(seen["hotpath_load_received_bytes_total"], 123456);
     EXPECT_EQ(seen["hotpath_load_retry_after_total"], 3);
@@ -249,11 +251,32 @@ TEST(load_out_metrics, out_and_tag_are_read_or_refused_in_one_line) {
     EXPECT_EQ(tag->first, "test");
     EXPECT_EQ(tag->second, "checkout run 2");
     EXPECT_TRUE(parse_tag("empty=").has_value());
-    for (const char* bad : {"", "test", "=x", "9lives=x", "a-b=x", "__name__=x", "generator=x", "request=x", "le=1"}) {
+    // Values are UTF-8, as protobuf's strings and the text format require.
+    EXPECT_EQ(parse_tag("city=Zürich \xF0\x9F\x9A\x80")->second, "Zürich \xF0\x9F\x9A\x80");
+    for (const char* bad : {"", "test", "=x", "9lives=x", "a-b=x", "__name__=x", "generator=x", "request=x", "le=1",
+                            "t=\xff", "t=caf\xC3", "t=\xC0\xAF", "t=\xED\xA0\x80", "t=\xF4\x90\x80\x80",
+                            "t=a\x80"
+                            "b"}) {
         const auto refused = parse_tag(bad);
         ASSERT_FALSE(refused.has_value()) << bad;
         EXPECT_NE(refused.error().message.find("--tag"), std::string::npos) << refused.error().message;
     }
+}
+
+// The options as a whole: one scrape endpoint, each tag's name once; the message names both.
+TEST(load_out_metrics, one_scrape_endpoint_and_each_tag_once) {
+    output_options o;
+    o.specs = {*parse_output("prometheus=9464"), *parse_output("prometheus-rw=http://127.0.0.1:9090/api/v1/write"),
+               *parse_output("otlp=http://127.0.0.1:4318")};
+    o.tags = {*parse_tag("test=a"), *parse_tag("env=ci")};
+    EXPECT_TRUE(check(o).has_value());
+    o.specs.push_back(*parse_output("prometheus=9465"));
+    ASSERT_FALSE(check(o).has_value());
+    EXPECT_EQ(check(o).error().message, "--out prometheus=9464 and --out prometheus=9465: one scrape endpoint per run");
+    o.specs.pop_back();
+    o.tags.push_back(*parse_tag("test=b"));
+    ASSERT_FALSE(check(o).has_value());
+    EXPECT_EQ(check(o).error().message, "--tag test: given twice (test=a and test=b)");
 }
 
 } // namespace

@@ -116,6 +116,9 @@ void describe(const load::live_snapshot& s, const run_view& run, metric_sink& si
     sink.family("hotpath_load_requests_in_flight", "hotpath.load.requests_in_flight", "{request}",
                 "Requests sent and not yet answered or failed", metric_type::gauge);
     sink.value(l.with({}), static_cast<double>(s.in_flight));
+    sink.family("hotpath_load_connections", "hotpath.load.connections", "{connection}",
+                "Connections open now (TLS handshakes under way among them)", metric_type::gauge);
+    sink.value(l.with({}), static_cast<double>(s.connections_open));
     sink.family("hotpath_load_received_bytes_total", "hotpath.load.received", "By",
                 "Response bytes in the measured window, heads and bodies", metric_type::counter);
     sink.value(l.with({}), static_cast<double>(s.bytes_received));
@@ -130,7 +133,7 @@ void describe(const load::live_snapshot& s, const run_view& run, metric_sink& si
     sink.family("hotpath_load_send_lag_seconds", "hotpath.load.send_lag", "s",
                 "Open model: how far behind its scheduled time each late request was sent", metric_type::histogram);
     sink.histogram(l.with({}), s.send_lag, seconds(s.send_lag_sum_ns));
-    sink.family("hotpath_load_target", "hotpath.load.target", "1",
+    sink.family("hotpath_load_target", "hotpath.load.target", "{level}",
                 "The plan's level now: virtual users (closed model) or requests per second (open model)",
                 metric_type::gauge);
     sink.value(l.with({{"kind", run.open_model ? "rate" : "users"}}), run.target);

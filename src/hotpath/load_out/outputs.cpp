@@ -10,6 +10,9 @@
 #include <hotpath/server/app.hpp>
 #include <hotpath/server/server.hpp>
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <fmt/core.h>
 
 #include <condition_variable>
@@ -40,6 +43,49 @@ bool label_name(std::string_view n) {
 // The run's own labels and those describe() adds: a tag may not take their names.
 constexpr std::string_view reserved_labels[] = {"generator", "segment", "request", "status_class", "class",
                                                 "kind",      "le",      "job",     "instance"};
+
+// Label values go into protobuf strings and the text format: UTF-8, as both require (no overlong forms, no
+// surrogates, nothing past U+10FFFF).
+bool valid_utf8(std::string_view s) {
+    static constexpr std::uint32_t least[] = {0, 0x80, 0x800, 0x10000};
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const auto b = static_cast<unsigned char>(s[i]);
+        std::size_t more = 0;
+        std::uint32_t cp = 0;
+        if (b < 0x80) {
+            ++i;
+            continue;
+        }
+        if ((b & 0xE0) == 0xC0) {
+            more = 1;
+            cp = b & 0x1Fu;
+        } else if ((b & 0xF0) == 0xE0) {
+            more = 2;
+            cp = b & 0x0Fu;
+        } else if ((b & 0xF8) == 0xF0) {
+            more = 3;
+            cp = b & 0x07u;
+        } else {
+            return false;
+        }
+        if (i + more >= s.size()) {
+            return false;
+        }
+        for (std::size_t k = 1; k <= more; ++k) {
+            const auto c = static_cast<unsigned char>(s[i + k]);
+            if ((c & 0xC0) != 0x80) {
+                return false;
+            }
+            cp = (cp << 6) | (c & 0x3Fu);
+        }
+        if (cp < least[more] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) {
+            return false;
+        }
+        i += more + 1;
+    }
+    return true;
+}
 
 // The first line of a body, shortened: what a receiver said when it refused a push.
 std::string first_line(std::string_view body) {
@@ -103,7 +149,33 @@ result<std::pair<std::string, std::string>, problem> parse_tag(std::string_view 
             return bad(fmt::format("--tag {}: '{}' is a label of the run's own series", text, name));
         }
     }
-    return std::pair{std::string(name), std::string(text.substr(eq + 1))};
+    const std::string_view value = text.substr(eq + 1);
+    if (!valid_utf8(value)) {
+        return bad(fmt::format("--tag {}: the value is not UTF-8", name));
+    }
+    return std::pair{std::string(name), std::string(value)};
+}
+
+result<void, problem> check(const output_options& o) {
+    const output_spec* endpoint = nullptr;
+    for (const auto& spec : o.specs) {
+        if (spec.what == output_spec::kind::prometheus) {
+            if (endpoint != nullptr) {
+                return bad(
+                    fmt::format("--out {} and --out {}: one scrape endpoint per run", endpoint->text, spec.text));
+            }
+            endpoint = &spec;
+        }
+    }
+    for (std::size_t i = 0; i < o.tags.size(); ++i) {
+        for (std::size_t j = 0; j < i; ++j) {
+            if (o.tags[i].first == o.tags[j].first) {
+                return bad(fmt::format("--tag {}: given twice ({}={} and {}={})", o.tags[i].first, o.tags[j].first,
+                                       o.tags[j].second, o.tags[i].first, o.tags[i].second));
+            }
+        }
+    }
+    return {};
 }
 
 // Pushes one destination's metrics every interval from a thread of its own, and once more at the end.
@@ -114,13 +186,13 @@ public:
         : spec_(std::move(spec)), plan_(p), watch_(watch), tags_(std::move(tags)), interval_(interval),
           thread_([this](std::stop_token stop) { loop(stop); }) {}
 
+    // Asks the thread for its last push (the final figures) and to end; finish() waits for it. Every pusher is asked
+    // first, so that their last pushes go together: the run's end waits for the slowest receiver, not for their sum.
+    void stop() { thread_.request_stop(); }
     void finish() {
-        thread_.request_stop();
+        stop();
         if (thread_.joinable()) {
             thread_.join();
-        }
-        if (watch_.ended() || watch_.running()) {
-            push(true);
         }
     }
 
@@ -133,6 +205,14 @@ public:
 
 private:
     void loop(std::stop_token stop) {
+        // The run's signals are the main thread's (SIGINT and SIGTERM end the run and still push the last figures);
+        // a receiver that resets a TLS connection mid-write is a failed push, not SIGPIPE's end of the process.
+        sigset_t signals;
+        sigemptyset(&signals);
+        for (const int s : {SIGINT, SIGTERM, SIGHUP, SIGUSR1, SIGPIPE}) {
+            sigaddset(&signals, s);
+        }
+        pthread_sigmask(SIG_BLOCK, &signals, nullptr);
         std::mutex m;
         std::condition_variable_any wake;
         std::unique_lock lock(m);
@@ -146,6 +226,9 @@ private:
         while (!stop.stop_requested()) {
             push(false);
             wake.wait_for(lock, stop, interval_, [] { return false; });
+        }
+        if (watch_.ended() || watch_.running()) {
+            push(true);
         }
     }
 
@@ -161,8 +244,9 @@ private:
         }
         last_ms_ = std::chrono::duration_cast<std::chrono::milliseconds>(at.time_since_epoch());
         if (spec_.what == output_spec::kind::prometheus_rw) {
-            send(encoder_.encode(snapshot, run, at), remote_write_headers());
-            if (last) {
+            // The stale markers only after a last push the receiver took: one that hangs delays the run's end by
+            // two timeouts at most (a push under way, then the last), not three.
+            if (send(encoder_.encode(snapshot, run, at), remote_write_headers()) && last) {
                 last_ms_ += std::chrono::milliseconds{1};
                 send(encoder_.stale(std::chrono::system_clock::time_point{last_ms_}), remote_write_headers());
             }
@@ -171,7 +255,8 @@ private:
         }
     }
 
-    void send(std::string body, std::vector<std::string> headers) {
+    // True when the receiver took it.
+    bool send(std::string body, std::vector<std::string> headers) {
         probe::probe_options o;
         o.url = spec_.target;
         o.method = "POST";
@@ -187,14 +272,19 @@ private:
         } else if (answer->status < 200 || answer->status > 299) {
             failed = fmt::format("answered {}: {}", answer->status, first_line(answer->body));
         } else if (spec_.what == output_spec::kind::otlp) {
-            if (const auto partial = otlp_partial_success(answer->body)) {
+            if (const auto partial = otlp_partial_success(answer->body); partial && partial->first > 0) {
                 failed = fmt::format("{} data points rejected: {}", partial->first, partial->second);
+            } else if (partial && !warned_) {
+                // All taken, with a word (OTLP's partial success without rejected points is a warning).
+                warned_ = true;
+                fmt::print(stderr, "hotpath load: --out {}: the collector says: {}\n", spec_.text,
+                           first_line(partial->second));
             }
         }
         std::lock_guard lock(mutex_);
         ++pushes_;
         if (failed.empty()) {
-            return;
+            return true;
         }
         ++failures_;
         last_error_ = failed;
@@ -203,6 +293,7 @@ private:
                        failed);
             std::fflush(stderr);
         }
+        return false;
     }
 
     output_spec spec_;
@@ -216,6 +307,7 @@ private:
     std::uint64_t pushes_ = 0;
     std::uint64_t failures_ = 0;
     std::string last_error_;
+    bool warned_ = false; // the pusher's thread alone
     std::jthread thread_; // last: started once the rest is ready, joined first
 };
 
@@ -266,14 +358,14 @@ outputs::~outputs() {
 
 result<std::unique_ptr<outputs>, problem> outputs::start(const output_options& o, const load::plan& p,
                                                          const load::live_watch& watch) {
+    if (auto whole = check(o); !whole) {
+        return whole.error();
+    }
     std::unique_ptr<outputs> out(new outputs());
     const auto tags = run_tags(p, o.tags);
     for (const auto& spec : o.specs) {
         if (spec.what != output_spec::kind::prometheus) {
             continue;
-        }
-        if (out->endpoint_ != nullptr) {
-            return bad("--out prometheus: one scrape endpoint per run");
         }
         out->endpoint_ = std::make_unique<scrape_endpoint>(spec, p, watch, tags);
         if (auto started = out->endpoint_->start(); !started) {
@@ -294,6 +386,9 @@ void outputs::finish() {
         return;
     }
     finished_ = true;
+    for (auto& p : pushers_) {
+        p->stop();
+    }
     for (auto& p : pushers_) {
         p->finish();
     }

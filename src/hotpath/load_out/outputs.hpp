@@ -32,7 +32,7 @@ struct output_spec {
 result<output_spec, problem> parse_output(std::string_view text);
 
 // "NAME=VALUE", a label on every series: a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, not starting with __, not
-// one of the run's own) and any value.
+// one of the run's own) and a UTF-8 value.
 result<std::pair<std::string, std::string>, problem> parse_tag(std::string_view text);
 
 struct output_options {
@@ -40,6 +40,9 @@ struct output_options {
     std::chrono::milliseconds interval{5000}; // between pushes
     std::vector<std::pair<std::string, std::string>> tags;
 };
+
+// The options as a whole: one scrape endpoint at most, each tag's name once. One line saying what is wrong otherwise.
+result<void, problem> check(const output_options& o);
 
 class pusher;
 class scrape_endpoint;
