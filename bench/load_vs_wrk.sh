@@ -65,6 +65,13 @@ echo "runs: $RUNS x $DURATION, -t1 -c$CONNECTIONS on CPU 1 against nginx (one wo
 if [[ -n $BASELINE ]]; then
     awk -v a="$(med hotpath 3)" -v ar="$(med hotpath 2)" -v b="$(med baseline 3)" -v br="$(med baseline 2)" \
         'BEGIN {if (ar > 0 && br > 0) printf "hotpath / baseline CPU per request: %.3f\n", (a / ar) / (b / br)}'
+    # The same ratio run by run (each run's two binaries back to back), and its median: the machine's drift over
+    # the sitting moves both sides of a pair alike, where the medians above may take their rows from different runs.
+    awk '$1 == "hotpath" {h[++nh] = $2 > 0 ? $3 / $2 : 0} $1 == "baseline" {b[++nb] = $2 > 0 ? $3 / $2 : 0}
+         END {for (i = 1; i <= nh && i <= nb; i++) if (h[i] > 0 && b[i] > 0) printf "%.3f\n", h[i] / b[i]}' \
+        "$TMP/res" | sort -g |
+        awk '{v[NR] = $1; all = all " " $1}
+             END {if (NR) printf "paired, run by run:%s; median %.3f\n", all, (NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2)}'
 fi
 if [[ -n $OUT ]]; then
     {
