@@ -295,6 +295,45 @@ TEST(capacity_fit_test, a_change_is_more_than_a_fifth_and_than_counting_noise) {
     EXPECT_EQ((capacity_recheck{first, again}.change()), 0);
 }
 
+TEST(capacity_fit_test, a_closed_loop_s_count_moves_with_its_latencies_spread_not_as_poisson_s) {
+    // CI's run of the .NET original: 4 users got 31.2/s (mean 130 ms: most at 101 ms, some behind a blocked thread at
+    // 201 or 301) and 40/s at 101 ms flat at the end. As Poisson counts (√count) that was noise (3σ = 15/s); four
+    // users each ending a request every 101 ms or so count far more evenly.
+    capacity_step first;
+    first.users = 4;
+    first.throughput = 31.2;
+    first.requests = 100;
+    first.measured_s = 100 / 31.2;
+    first.mean_latency_s = 0.130;
+    capacity_step again;
+    again.users = 4;
+    again.throughput = 40;
+    again.requests = 100;
+    again.measured_s = 2.5;
+    again.mean_latency_s = 0.101;
+    EXPECT_EQ((capacity_recheck{first, again}.change()), 0); // spread not known: Poisson's
+    first.latency_sd_s = 0.056;
+    again.latency_sd_s = 0.0005;
+    EXPECT_EQ((capacity_recheck{first, again}.change()), 1);
+    // Latencies spread wider than an exponential's (CV 2: a heavy tail) move the count more than Poisson's: a change
+    // Poisson's noise would take (25.6/s against 40 over 5 s) is chance here.
+    capacity_step wide = first;
+    wide.throughput = 25.6;
+    wide.requests = 128;
+    wide.measured_s = 5;
+    wide.mean_latency_s = 0.156;
+    wide.latency_sd_s = 0.312;
+    capacity_step wide_again = wide;
+    wide_again.throughput = 40;
+    wide_again.requests = 200;
+    wide_again.mean_latency_s = 0.1;
+    wide_again.latency_sd_s = 0.2;
+    EXPECT_EQ((capacity_recheck{wide, wide_again}.change()), 0);
+    wide.latency_sd_s.reset();
+    wide_again.latency_sd_s.reset();
+    EXPECT_EQ((capacity_recheck{wide, wide_again}.change()), 1);
+}
+
 TEST(capacity_fit_test, a_pool_that_grew_during_the_run_is_named_with_what_it_grew_to) {
     // The .NET thread pool under blocking calls of 100 ms: it adds threads while starved, so each step finds more
     // (2.6 at 4 users, 28 at 64): a curve of contention, by the users alone.

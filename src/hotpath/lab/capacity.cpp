@@ -104,6 +104,9 @@ capacity_step step_of(unsigned users, const load::results& r, std::optional<doub
     s.requests = answered;
     s.throughput = s.measured_s > 0 ? static_cast<double>(answered) / s.measured_s : 0;
     s.mean_latency_s = latency.mean_ns() / 1e9;
+    if (latency.count() > 0) {
+        s.latency_sd_s = latency.stddev_ns() / 1e9;
+    }
     s.p50_s = static_cast<double>(latency.value_at_percentile(50)) / 1e9;
     s.p90_s = static_cast<double>(latency.value_at_percentile(90)) / 1e9;
     s.p99_s = static_cast<double>(latency.value_at_percentile(99)) / 1e9;
@@ -122,6 +125,7 @@ boost::json::object step_json(const capacity_step& s) {
     o["users"] = s.users;
     o["throughput"] = s.throughput;
     o["mean_latency_s"] = s.mean_latency_s;
+    o["latency_sd_s"] = optional_number(s.latency_sd_s);
     o["p50_s"] = s.p50_s;
     o["p90_s"] = s.p90_s;
     o["p99_s"] = s.p99_s;

@@ -319,9 +319,15 @@ int capacity_recheck::change() const noexcept {
     if (!(a > 0) || !(b > 0) || !(first.measured_s > 0) || !(again.measured_s > 0)) {
         return 0;
     }
-    // A rate's counting noise: √count over the window, for each look.
-    const double noise = 3 * std::sqrt(static_cast<double>(first.requests) / (first.measured_s * first.measured_s) +
-                                       static_cast<double>(again.requests) / (again.measured_s * again.measured_s));
+    // A rate's chance variance, for each look: (count × CV² + users) / window².
+    const auto variance = [](const capacity_step& s) {
+        double cv2 = 1;
+        if (s.latency_sd_s && s.mean_latency_s > 0) {
+            cv2 = (*s.latency_sd_s / s.mean_latency_s) * (*s.latency_sd_s / s.mean_latency_s);
+        }
+        return (static_cast<double>(s.requests) * cv2 + s.users) / (s.measured_s * s.measured_s);
+    };
+    const double noise = 3 * std::sqrt(variance(first) + variance(again));
     if (std::abs(b - a) <= std::max(0.2 * std::max(a, b), noise)) {
         return 0;
     }

@@ -15,6 +15,9 @@ struct capacity_step {
     unsigned users = 0;
     double throughput = 0;     // answers per second (successes and failures alike)
     double mean_latency_s = 0; // over the step's measured window
+    // The latencies' standard deviation over the window, where known: how evenly the users' requests end, which sets
+    // how much the window's count moves by chance (capacity_recheck::change).
+    std::optional<double> latency_sd_s;
     double p50_s = 0, p90_s = 0, p99_s = 0;
     double error_share = 0;   // failed requests over requests
     std::size_t requests = 0; // answered in the measured window
@@ -65,7 +68,10 @@ struct capacity_recheck {
     capacity_step first; // as measured in its turn
     capacity_step again; // at the end
     // +1 the service answers faster now, -1 slower, 0 the same: more than 20 % apart, and more than counting noise
-    // allows (three standard deviations of the difference, √count over the window for each look).
+    // allows (three standard deviations of the difference). A look's count moves by chance as much as its users'
+    // requests end unevenly: a closed loop's count over a window has the variance count × CV² (CV the latencies'
+    // standard deviation over their mean; a renewal process), plus one per user for where each user's last request
+    // falls against the window's edges. Poisson's √count (CV = 1) where the spread is not known.
     int change() const noexcept;
 };
 
