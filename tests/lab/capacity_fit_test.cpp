@@ -276,23 +276,23 @@ TEST(capacity_fit_test, a_change_is_more_than_a_fifth_and_than_counting_noise) {
     first.requests = 128;
     first.measured_s = 5;
     capacity_step again = first;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), 0);
+    EXPECT_EQ((capacity_recheck{first, again, {}}.change()), 0);
     again.throughput = 40;
     again.requests = 200;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), 1);
+    EXPECT_EQ((capacity_recheck{first, again, {}}.change()), 1);
     again.throughput = 15;
     again.requests = 75;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), -1);
+    EXPECT_EQ((capacity_recheck{first, again, {}}.change()), -1);
     // 30 % apart, but on so few answers that counting alone explains it.
     first.throughput = 3;
     first.requests = 15;
     again.throughput = 2.2;
     again.requests = 11;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), 0);
+    EXPECT_EQ((capacity_recheck{first, again, {}}.change()), 0);
     // Nothing answered the second time: no figure to compare, not a change.
     again.throughput = 0;
     again.requests = 0;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), 0);
+    EXPECT_EQ((capacity_recheck{first, again, {}}.change()), 0);
 }
 
 TEST(capacity_fit_test, a_closed_loop_s_count_moves_with_its_latencies_spread_not_as_poisson_s) {
@@ -311,10 +311,18 @@ TEST(capacity_fit_test, a_closed_loop_s_count_moves_with_its_latencies_spread_no
     again.requests = 100;
     again.measured_s = 2.5;
     again.mean_latency_s = 0.101;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), 0); // spread not known: Poisson's
+    capacity_step alone;
+    alone.users = 1;
+    alone.throughput = 9.9;
+    alone.requests = 100;
+    alone.measured_s = 10;
+    alone.mean_latency_s = 0.101;
+    EXPECT_EQ((capacity_recheck{first, again, alone}.change()), 0); // spread not known: Poisson's
     first.latency_sd_s = 0.056;
     again.latency_sd_s = 0.0005;
-    EXPECT_EQ((capacity_recheck{first, again}.change()), 1);
+    EXPECT_EQ((capacity_recheck{first, again, alone}.change()), 0); // one user's spread not known: Poisson's
+    alone.latency_sd_s = 0.0006;
+    EXPECT_EQ((capacity_recheck{first, again, alone}.change()), 1);
     // Latencies spread wider than an exponential's (CV 2: a heavy tail) move the count more than Poisson's: a change
     // Poisson's noise would take (25.6/s against 40 over 5 s) is chance here.
     capacity_step wide = first;
@@ -328,10 +336,42 @@ TEST(capacity_fit_test, a_closed_loop_s_count_moves_with_its_latencies_spread_no
     wide_again.requests = 200;
     wide_again.mean_latency_s = 0.1;
     wide_again.latency_sd_s = 0.2;
-    EXPECT_EQ((capacity_recheck{wide, wide_again}.change()), 0);
+    EXPECT_EQ((capacity_recheck{wide, wide_again, alone}.change()), 0);
     wide.latency_sd_s.reset();
     wide_again.latency_sd_s.reset();
-    EXPECT_EQ((capacity_recheck{wide, wide_again}.change()), 1);
+    EXPECT_EQ((capacity_recheck{wide, wide_again, alone}.change()), 1);
+}
+
+TEST(capacity_fit_test, users_queueing_behind_one_another_count_as_unevenly_as_one_service_time) {
+    // One thread, exponential service times of 10 ms, 8 users: each waits for the sum of some 8 service times, so its
+    // latencies spread less (CV² ≈ 1/8), while the answers still leave as a Poisson stream. 100/s against 78/s over
+    // 2 s is chance then (3σ = 29/s), which the queueing latencies' spread alone would call slower (3σ = 12/s).
+    capacity_step first;
+    first.users = 8;
+    first.throughput = 100;
+    first.requests = 200;
+    first.measured_s = 2;
+    first.mean_latency_s = 0.08;
+    first.latency_sd_s = 0.08 / std::sqrt(8.0);
+    capacity_step again = first;
+    again.throughput = 78;
+    again.requests = 156;
+    again.mean_latency_s = 0.1;
+    again.latency_sd_s = 0.1 / std::sqrt(8.0);
+    capacity_step alone;
+    alone.users = 1;
+    alone.throughput = 100;
+    alone.requests = 300;
+    alone.measured_s = 3;
+    alone.mean_latency_s = 0.01;
+    alone.latency_sd_s = 0.01; // exponential: CV 1
+    EXPECT_EQ((capacity_recheck{first, again, alone}.change()), 0);
+    // Had one user's service times been even (CV 0.1), the queueing latencies' spread would be the answers' own.
+    alone.latency_sd_s = 0.001;
+    EXPECT_EQ((capacity_recheck{first, again, alone}.change()), -1);
+    // A step of more users is not one user's service time: Poisson's.
+    alone.users = 2;
+    EXPECT_EQ((capacity_recheck{first, again, alone}.change()), 0);
 }
 
 TEST(capacity_fit_test, a_pool_that_grew_during_the_run_is_named_with_what_it_grew_to) {
@@ -356,7 +396,7 @@ TEST(capacity_fit_test, a_pool_that_grew_during_the_run_is_named_with_what_it_gr
     again.throughput = 40; // four at once now: no queue at 4 users any more
     again.mean_latency_s = 0.1;
     again.requests = 200;
-    const auto v = judge_capacity(steps, fit, capacity_recheck{steps[2], again});
+    const auto v = judge_capacity(steps, fit, capacity_recheck{steps[2], again, steps[0]});
     EXPECT_EQ(v.shape, capacity_shape::pool) << v.text;
     EXPECT_TRUE(v.pool_grew);
     ASSERT_TRUE(v.pool_size);
@@ -369,13 +409,13 @@ TEST(capacity_fit_test, a_pool_that_grew_during_the_run_is_named_with_what_it_gr
     // Faster, but still queueing: perhaps where the connections landed on the server's threads; not called grown.
     capacity_step still = again;
     still.mean_latency_s = 0.2;
-    const auto queued = judge_capacity(steps, fit, capacity_recheck{steps[2], still});
+    const auto queued = judge_capacity(steps, fit, capacity_recheck{steps[2], still, steps[0]});
     EXPECT_EQ(queued.shape, capacity_shape::contention) << queued.text;
     EXPECT_FALSE(queued.pool_grew);
 
     // The same pool, the same the second time: a fixed pool is what the curve says it is.
     const auto fixed = curve(doubling, [](double n) { return std::min(n, 8.0) * 100; });
-    const auto same = judge_capacity(fixed, fit_usl(fixed), capacity_recheck{fixed[4], fixed[4]});
+    const auto same = judge_capacity(fixed, fit_usl(fixed), capacity_recheck{fixed[4], fixed[4], fixed[0]});
     EXPECT_EQ(same.shape, capacity_shape::pool) << same.text;
     EXPECT_FALSE(same.pool_grew);
     EXPECT_NE(same.text.find("the pool holds 8"), std::string::npos) << same.text;
@@ -386,7 +426,7 @@ TEST(capacity_fit_test, a_service_that_slowed_during_the_run_keeps_its_shape_and
     capacity_step again = steps[4];
     again.throughput = 500;
     again.mean_latency_s = 16.0 / 500;
-    const auto v = judge_capacity(steps, fit_usl(steps), capacity_recheck{steps[4], again});
+    const auto v = judge_capacity(steps, fit_usl(steps), capacity_recheck{steps[4], again, steps[0]});
     EXPECT_EQ(v.shape, capacity_shape::pool) << v.text;
     EXPECT_FALSE(v.pool_grew);
     EXPECT_NE(v.text.find("but it slowed under load: 16 users got 800/s at first and 500/s again at the end"),

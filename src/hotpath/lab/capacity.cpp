@@ -378,7 +378,10 @@ int run_capacity(const capacity_options& o, std::FILE* out, std::FILE* err) {
         if (!measured) {
             return failed;
         }
-        r.recheck = capacity_recheck{*first, measured->step};
+        r.recheck = capacity_recheck{*first, measured->step, {}};
+        if (usable.front().users == 1) {
+            r.recheck->alone = usable.front();
+        }
         print_step(measured->step, "  again, at the end");
     }
     r.fit = fit_usl(usable);

@@ -319,12 +319,19 @@ int capacity_recheck::change() const noexcept {
     if (!(a > 0) || !(b > 0) || !(first.measured_s > 0) || !(again.measured_s > 0)) {
         return 0;
     }
-    // A rate's chance variance, for each look: (count × CV² + users) / window².
-    const auto variance = [](const capacity_step& s) {
-        double cv2 = 1;
-        if (s.latency_sd_s && s.mean_latency_s > 0) {
-            cv2 = (*s.latency_sd_s / s.mean_latency_s) * (*s.latency_sd_s / s.mean_latency_s);
+    // The squared coefficient of variation of a step's latencies, none where not known.
+    const auto cv2_of = [](const capacity_step& s) -> std::optional<double> {
+        if (!s.latency_sd_s || !(s.mean_latency_s > 0)) {
+            return std::nullopt;
         }
+        const double cv = *s.latency_sd_s / s.mean_latency_s;
+        return cv * cv;
+    };
+    const std::optional<double> service = alone.users == 1 ? cv2_of(alone) : std::nullopt;
+    // A rate's chance variance, for each look: (count × CV² + users) / window².
+    const auto variance = [&](const capacity_step& s) {
+        const std::optional<double> look = cv2_of(s);
+        const double cv2 = look && service ? std::max(*look, *service) : 1.0;
         return (static_cast<double>(s.requests) * cv2 + s.users) / (s.measured_s * s.measured_s);
     };
     const double noise = 3 * std::sqrt(variance(first) + variance(again));

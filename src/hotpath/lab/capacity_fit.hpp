@@ -67,11 +67,15 @@ std::optional<usl_fit> fit_usl(std::span<const capacity_step> steps);
 struct capacity_recheck {
     capacity_step first; // as measured in its turn
     capacity_step again; // at the end
+    capacity_step alone; // one user's step, where measured: its latencies are the service's own times, no queueing
     // +1 the service answers faster now, -1 slower, 0 the same: more than 20 % apart, and more than counting noise
-    // allows (three standard deviations of the difference). A look's count moves by chance as much as its users'
-    // requests end unevenly: a closed loop's count over a window has the variance count × CV² (CV the latencies'
-    // standard deviation over their mean; a renewal process), plus one per user for where each user's last request
-    // falls against the window's edges. Poisson's √count (CV = 1) where the spread is not known.
+    // allows (three standard deviations of the difference). A look's count moves by chance as much as its answers
+    // end unevenly: a closed loop's count over a window has the variance count × CV² (a renewal process; CV the
+    // standard deviation of the time between answers over its mean), plus one per user for where each user's last
+    // request falls against the window's edges. The CV is the larger of the look's latencies' and one user's alone:
+    // users queueing behind one another wait for sums of service times, whose spread is smaller than one service
+    // time's, while their answers still leave as unevenly as the service times do. Poisson's √count (CV = 1) where
+    // either spread is not known.
     int change() const noexcept;
 };
 
