@@ -204,6 +204,7 @@ TEST(load_cli_test, conflicting_or_out_of_range_options_are_bad_usage_naming_the
         {{"load", url, "--tag", "test=a", "--tag", "test=b"}, "--tag test: given twice (test=a and test=b)"},
         {{"load", url, "--tag", "test=\xff"}, "--tag test: the value is not UTF-8"},
         {{"load", url, "--think-time", "2562047h"}, "is longer than a day"},
+        {{"load", url, "-d", "2562047h"}, "-d must be at most 366 days"},
     };
     for (const auto& [args, expected] : cases) {
         const auto [code, out] = run(args);

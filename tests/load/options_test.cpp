@@ -221,6 +221,18 @@ TEST(options_test, think_time_and_retry_after) {
         o.think_time = too_long;
         EXPECT_NE(refused(o).find("is longer than a day"), std::string::npos) << too_long;
     }
+    o.think_time.reset();
+    // A run of a year at most: 2562047h overflowed the steady clock's time point of its end, as a sum of stages did.
+    o.duration = "8784h";
+    EXPECT_EQ(made(o).duration, std::chrono::nanoseconds{std::chrono::hours{8784}});
+    o.duration = "2562047h";
+    EXPECT_EQ(refused(o), "-d must be at most 366 days");
+    o.duration.reset();
+    o.stages = "vus=1:1500000h,vus=1:1500000h";
+    EXPECT_EQ(refused(o), "--stages: the stages' durations must add up to 366 days at most");
+    o.stages = "vus=1:4392h,vus=1:4392h";
+    EXPECT_EQ(made(o).total_time(), std::chrono::nanoseconds{std::chrono::hours{8784}});
+    o.stages.reset();
     o.think_time = "1s";
     o.rate = 10;
     EXPECT_NE(refused(o).find("--think-time is a user's pause between its requests, in the closed model"),

@@ -19,12 +19,12 @@ namespace {
 // The knobs a reason may name, as each source writes them.
 struct knob_names {
     std::string_view rate, stages, pipeline, no_keepalive, warmup, max_connections, connections, expect_status, threads,
-        streams, h2, http_auto, think_time;
+        streams, h2, http_auto, think_time, duration;
 };
 
 constexpr knob_names flag_names{
     "--rate",          "--stages", "--pipeline", "--no-keepalive",        "--warmup",    "--max-connections", "-c",
-    "--expect-status", "-t",       "--streams",  "--h2, --h2c or --http", "--http auto", "--think-time"};
+    "--expect-status", "-t",       "--streams",  "--h2, --h2c or --http", "--http auto", "--think-time",      "-d"};
 constexpr knob_names scenario_names{"load.rate",
                                     "load.stages",
                                     "load.pipeline",
@@ -37,7 +37,8 @@ constexpr knob_names scenario_names{"load.rate",
                                     "load.streams",
                                     "load.http",
                                     "load.http = \"auto\"",
-                                    "load.think_time (or a request's)"};
+                                    "load.think_time (or a request's)",
+                                    "load.duration"};
 
 std::string str(std::string_view s) {
     return std::string(s);
@@ -116,6 +117,19 @@ std::string validate(const plan& p, plan_source source) {
     if (thinks && (p.pipeline > 1 || p.streams > 1)) {
         return str(n.think_time) + " pauses a user that has one request at a time: not with " + str(n.pipeline) +
                " or " + str(n.streams) + " above 1";
+    }
+    // A run's end is its start plus its length on the steady clock: a length near 292 years would overflow that
+    // clock's nanoseconds; a year is longer than any soak.
+    constexpr std::chrono::nanoseconds longest = std::chrono::hours{24 * 366};
+    if (p.stages.empty() && p.duration > longest) {
+        return str(n.duration) + " must be at most 366 days";
+    }
+    std::chrono::nanoseconds staged{};
+    for (const auto& s : p.stages) {
+        if (s.duration > longest - staged) {
+            return str(n.stages) + ": the stages' durations must add up to 366 days at most";
+        }
+        staged += s.duration;
     }
     if (p.warmup >= p.total_time()) {
         return str(n.warmup) + " must be shorter than the run (the stages' sum, else the duration)";
