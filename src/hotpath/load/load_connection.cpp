@@ -155,6 +155,11 @@ void load_connection::on_transport_written(std::error_code error) {
         return; // nothing was written before the handshake: its failure comes as the end
     }
     if (error && !closing_) {
+        // A write that failed before the server answered anything over a TLS connection: the server closed it right
+        // after the handshake (over TLS 1.3 a server refusing the client's certificate sends its alert and closes,
+        // and the write may meet the reset before the read meets the alert). Its handshake's outcome is not known:
+        // counted neither way, as handshakes are counted once the server has answered over them.
+        unconfirmed_ = false;
         abort(error_class::write);
         return;
     }
